@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Ferry: background transfers for the Linux desktop.
+// C libraries come in through system-library targets (one per library) and one
+// small shim for the variadic/macro APIs Swift cannot call.
+let agentSwift: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "Ferry",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "ferryd", targets: ["ferryd"]),
+        .executable(name: "ferry", targets: ["ferry"]),
+        .library(name: "Ferry", targets: ["Ferry"]),
+        .library(name: "FerryAgent", targets: ["FerryAgent"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CGLib", path: "Sources/CGLib", pkgConfig: "gio-unix-2.0",
+                       providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CFerryShim", dependencies: ["CGLib", "CCurl"], path: "Sources/CFerryShim"),
+
+        // Pure decisions: no C, no I/O.
+        .target(name: "FerryCore", path: "Sources/FerryCore"),
+        // GVariant <-> Swift values and the D-Bus client connection, shared by agent and clients.
+        .target(name: "FerryBus", dependencies: ["CGLib", "CFerryShim", "FerryCore"],
+                path: "Sources/FerryBus", swiftSettings: agentSwift),
+        // The agent's I/O shell: curl, SQLite, GDBus, all on one GLib main loop.
+        .target(name: "FerryAgent",
+                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CFerryShim",
+                               .product(name: "GRDB", package: "GRDB.swift")],
+                path: "Sources/FerryAgent", swiftSettings: agentSwift),
+        .executableTarget(name: "ferryd", dependencies: ["FerryAgent"], path: "Sources/ferryd",
+                          swiftSettings: agentSwift),
+        .target(name: "Ferry", dependencies: ["FerryBus", "FerryCore"], path: "Sources/Ferry"),
+        .executableTarget(name: "ferry",
+                          dependencies: ["FerryBus", "FerryCore",
+                                         .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          path: "Sources/ferry", swiftSettings: agentSwift),
+
+        .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
+        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore"],
+                    path: "Tests/FerryAgentTests", swiftSettings: agentSwift),
+    ]
+)

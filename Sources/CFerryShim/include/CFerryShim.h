@@ -1,0 +1,44 @@
+// Typed, non-variadic wrappers for the few libcurl and GLib entry points Swift cannot
+// call directly (variadic functions and macros). Nothing else belongs here.
+#ifndef FERRY_SHIM_H
+#define FERRY_SHIM_H
+#include <curl/curl.h>
+#include <glib.h>
+#include <glib-object.h>
+#include <gio/gio.h>
+
+// libcurl easy options
+CURLcode ferry_easy_setopt_long(CURL *easy, CURLoption option, long value);
+CURLcode ferry_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+CURLcode ferry_easy_setopt_str(CURL *easy, CURLoption option, const char *value);
+CURLcode ferry_easy_setopt_ptr(CURL *easy, CURLoption option, void *value);
+typedef size_t (*ferry_data_fn)(char *data, size_t size, size_t count, void *user);
+typedef int (*ferry_xferinfo_fn)(void *user, curl_off_t dltotal, curl_off_t dlnow,
+                                 curl_off_t ultotal, curl_off_t ulnow);
+CURLcode ferry_easy_set_write(CURL *easy, ferry_data_fn fn, void *user);
+CURLcode ferry_easy_set_header(CURL *easy, ferry_data_fn fn, void *user);
+CURLcode ferry_easy_set_xferinfo(CURL *easy, ferry_xferinfo_fn fn, void *user);
+
+// libcurl easy info
+long ferry_easy_info_long(CURL *easy, CURLINFO info);
+curl_off_t ferry_easy_info_off(CURL *easy, CURLINFO info);
+const char *ferry_easy_info_str(CURL *easy, CURLINFO info);
+void *ferry_easy_info_private(CURL *easy);
+
+// libcurl multi
+typedef int (*ferry_socket_fn)(CURL *easy, curl_socket_t s, int what, void *user, void *socketp);
+typedef int (*ferry_timer_fn)(CURLM *multi, long timeout_ms, void *user);
+CURLMcode ferry_multi_set_socket(CURLM *multi, ferry_socket_fn fn, void *user);
+CURLMcode ferry_multi_set_timer(CURLM *multi, ferry_timer_fn fn, void *user);
+CURLMcode ferry_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+/// Drains one finished transfer; returns 0 when none is left.
+int ferry_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
+
+// GLib
+gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data);
+const GVariantType *ferry_variant_type(const char *type_string);
+
+/// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
+const char *ferry_agent_interface_xml(void);
+
+#endif

@@ -1,0 +1,60 @@
+#include "CFerryShim.h"
+
+CURLcode ferry_easy_setopt_long(CURL *e, CURLoption o, long v) { return curl_easy_setopt(e, o, v); }
+CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return curl_easy_setopt(e, o, v); }
+CURLcode ferry_easy_setopt_str(CURL *e, CURLoption o, const char *v) { return curl_easy_setopt(e, o, v); }
+CURLcode ferry_easy_setopt_ptr(CURL *e, CURLoption o, void *v) { return curl_easy_setopt(e, o, v); }
+
+CURLcode ferry_easy_set_write(CURL *e, ferry_data_fn fn, void *user) {
+    CURLcode rc = curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fn);
+    return rc ? rc : curl_easy_setopt(e, CURLOPT_WRITEDATA, user);
+}
+CURLcode ferry_easy_set_header(CURL *e, ferry_data_fn fn, void *user) {
+    CURLcode rc = curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, fn);
+    return rc ? rc : curl_easy_setopt(e, CURLOPT_HEADERDATA, user);
+}
+CURLcode ferry_easy_set_xferinfo(CURL *e, ferry_xferinfo_fn fn, void *user) {
+    CURLcode rc = curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, fn);
+    if (!rc) rc = curl_easy_setopt(e, CURLOPT_XFERINFODATA, user);
+    return rc ? rc : curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+}
+
+long ferry_easy_info_long(CURL *e, CURLINFO i) { long v = 0; curl_easy_getinfo(e, i, &v); return v; }
+curl_off_t ferry_easy_info_off(CURL *e, CURLINFO i) { curl_off_t v = -1; curl_easy_getinfo(e, i, &v); return v; }
+const char *ferry_easy_info_str(CURL *e, CURLINFO i) { char *v = NULL; curl_easy_getinfo(e, i, &v); return v; }
+void *ferry_easy_info_private(CURL *e) { void *v = NULL; curl_easy_getinfo(e, CURLINFO_PRIVATE, &v); return v; }
+
+CURLMcode ferry_multi_set_socket(CURLM *m, ferry_socket_fn fn, void *user) {
+    CURLMcode rc = curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, fn);
+    return rc ? rc : curl_multi_setopt(m, CURLMOPT_SOCKETDATA, user);
+}
+CURLMcode ferry_multi_set_timer(CURLM *m, ferry_timer_fn fn, void *user) {
+    CURLMcode rc = curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, fn);
+    return rc ? rc : curl_multi_setopt(m, CURLMOPT_TIMERDATA, user);
+}
+CURLMcode ferry_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+int ferry_multi_next_done(CURLM *m, CURL **easy, CURLcode *result) {
+    int left = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+        if (msg->msg == CURLMSG_DONE) {
+            *easy = msg->easy_handle;
+            *result = msg->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {
+    return g_signal_connect_data(instance, signal, handler, data, NULL, 0);
+}
+const GVariantType *ferry_variant_type(const char *s) { return G_VARIANT_TYPE(s); }
+
+// The interface XML is embedded at compile time so the agent cannot drift from desktop/.
+static const char agent_xml[] = {
+#embed "../../desktop/dev.ferry.Agent1.xml"
+    , 0
+};
+const char *ferry_agent_interface_xml(void) { return agent_xml; }

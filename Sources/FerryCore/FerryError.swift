@@ -1,0 +1,28 @@
+/// Errors a caller can get back, each with a stable D-Bus error name and a message
+/// that names the problem.
+public struct FerryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case invalidURL = "InvalidURL"
+        case unsupportedScheme = "UnsupportedScheme"
+        case noSuchTask = "NoSuchTask"
+        case noSuchSession = "NoSuchSession"
+        case invalidArgument = "InvalidArgument"
+        case invalidDestination = "InvalidDestination"
+        case invalidResumeData = "InvalidResumeData"
+        case invalidState = "InvalidState"
+        case failed = "Failed"
+    }
+    public var kind: Kind
+    public var message: String
+    public init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
+
+    public static let domain = "dev.ferry.Error"
+    public var dbusName: String { "\(Self.domain).\(kind.rawValue)" }
+    public var description: String { message }
+
+    /// Maps a D-Bus error name back to a kind (unknown names become `.failed`).
+    public init(dbusName: String, message: String) {
+        let suffix = dbusName.hasPrefix(Self.domain + ".") ? String(dbusName.dropFirst(Self.domain.count + 1)) : ""
+        self.init(Kind(rawValue: suffix) ?? .failed, message)
+    }
+}

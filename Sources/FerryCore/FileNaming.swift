@@ -1,0 +1,114 @@
+import Foundation
+
+/// Turning server-supplied names into safe local file names.
+/// Rules: no path separators, no `..` or leading dots, no control characters,
+/// at most 255 bytes (the extension is kept), and never an existing file.
+public enum FileNaming {
+    public static let maxBytes = 255
+    public static let fallback = "download"
+
+    /// A safe single path component, or nil when nothing usable is left.
+    public static func sanitize(_ raw: String) -> String? {
+        var scalars = String.UnicodeScalarView()
+        for s in raw.unicodeScalars {
+            switch s.value {
+            case 0..<0x20, 0x7F, 0x80..<0xA0: continue             // control characters
+            case 0x2F, 0x5C: scalars.append("_")                    // '/' and '\'
+            case 0x202A...0x202E, 0x2066...0x2069: continue         // bidi overrides hide extensions
+            default: scalars.append(s)
+            }
+        }
+        var name = String(scalars).trimmingCharacters(in: .whitespaces)
+        while name.hasPrefix(".") { name.removeFirst() }           // no hidden files, no ".."
+        name = name.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty else { return nil }
+        return truncate(name)
+    }
+
+    /// Shortens to `maxBytes` UTF-8 bytes on a character boundary, keeping a short extension.
+    static func truncate(_ name: String) -> String {
+        guard name.utf8.count > maxBytes else { return name }
+        let (stem, ext) = split(name)
+        let keepExt = ext.utf8.count <= 16 ? ext : ""
+        var out = ""
+        for ch in stem {
+            if out.utf8.count + String(ch).utf8.count + keepExt.utf8.count > maxBytes { break }
+            out.append(ch)
+        }
+        return out + keepExt
+    }
+
+    /// "report.final.pdf" -> ("report.final", ".pdf"); "archive" -> ("archive", "").
+    static func split(_ name: String) -> (String, String) {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
+        return (String(name[..<dot]), String(name[dot...]))
+    }
+
+    /// The file name from a Content-Disposition header value (RFC 6266): `filename*` wins.
+    public static func contentDispositionName(_ header: String) -> String? {
+        var plain: String?
+        var extended: String?
+        for part in splitParameters(header).dropFirst() {
+            guard let eq = part.firstIndex(of: "=") else { continue }
+            let key = part[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
+            var value = part[part.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            if key == "filename*" {
+                // charset'lang'percent-encoded
+                let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                if pieces.count == 3, pieces[0].lowercased() == "utf-8" {
+                    extended = String(pieces[2]).removingPercentEncoding
+                }
+            } else if key == "filename" {
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                    value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+                }
+                plain = value
+            }
+        }
+        return extended ?? plain
+    }
+
+    /// Splits on ';' outside quotes.
+    static func splitParameters(_ s: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var quoted = false
+        var escaped = false
+        for ch in s {
+            if escaped { current.append(ch); escaped = false; continue }
+            if ch == "\\" && quoted { current.append(ch); escaped = true; continue }
+            if ch == "\"" { quoted.toggle() }
+            if ch == ";" && !quoted { parts.append(current); current = ""; continue }
+            current.append(ch)
+        }
+        parts.append(current)
+        return parts
+    }
+
+    /// The last path component of a URL, percent-decoded.
+    public static func urlName(_ url: String) -> String? {
+        guard let comps = URLComponents(string: url) else { return nil }
+        let path = comps.percentEncodedPath
+        guard let last = path.split(separator: "/").last else { return nil }
+        return String(last).removingPercentEncoding ?? String(last)
+    }
+
+    /// The name a finished download gets: Content-Disposition, else the URL, else "download".
+    public static func suggestedFileName(contentDisposition: String?, url: String) -> String {
+        if let cd = contentDisposition, let name = sanitize(cd) { return name }
+        if let u = urlName(url), let name = sanitize(u) { return name }
+        return fallback
+    }
+
+    /// "name.ext", else "name (1).ext", "name (2).ext", … — the first that does not exist.
+    public static func unique(_ name: String, exists: (String) -> Bool) -> String {
+        if !exists(name) { return name }
+        let (stem, ext) = split(name)
+        var n = 1
+        while true {
+            let candidate = truncate("\(stem) (\(n))\(ext)")
+            if !exists(candidate) { return candidate }
+            n += 1
+        }
+    }
+}

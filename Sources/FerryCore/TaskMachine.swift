@@ -1,0 +1,262 @@
+/// The life of one task as a value: each event returns what the I/O shell must do.
+/// No I/O, no clocks, no randomness inside: time and random numbers come in as arguments.
+public struct TaskMachine: Sendable {
+    public private(set) var record: TaskRecord
+    /// When the last progress event went out (µs), for rate limiting.
+    private var lastProgressAt: Int64?
+    private var lastProgressBytes: Int64 = 0
+    /// The offset the running attempt asked for.
+    private var requestedOffset: Int64 = 0
+
+    public init(_ record: TaskRecord) {
+        self.record = record
+        self.lastProgressBytes = record.received
+    }
+
+    /// What the shell asks curl for.
+    public struct TransferPlan: Sendable, Equatable {
+        public var url: String
+        /// Resume from this byte (0 = whole entity).
+        public var offset: Int64
+        /// Sent as If-Range when offset > 0.
+        public var ifRange: String?
+        public var headers: [String: String]
+    }
+
+    public enum Action: Sendable, Equatable {
+        case startTransfer(TransferPlan)
+        case stopTransfer
+        /// Remove the staging bytes (cancel, or a partial we cannot validate).
+        case discardPartial
+        /// Verify (checksum) and move the staging file to its destination.
+        case finalize
+        case scheduleRetry(atMicroseconds: Int64)
+        case emit(SessionEvent)
+        /// Write the record to the store now (state changes; progress waits for a checkpoint).
+        case persist
+    }
+
+    /// What to do with the first body bytes of a response.
+    public enum BodyDecision: Sendable, Equatable {
+        /// 206 at the offset we asked for: append.
+        case append
+        /// A full entity (200): truncate the staging file and write from zero.
+        case restartFromZero
+        /// The response cannot be used (wrong range): abort this attempt.
+        case reject(String)
+    }
+
+    /// Minimum time between two progress events of one task (~10 per second).
+    public static let progressInterval: Int64 = 100_000
+
+    // MARK: - Scheduling
+
+    /// The scheduler gave this task a slot. `partialBytes` is the size of the staging file.
+    public mutating func start(partialBytes: Int64, now: Int64) -> [Action] {
+        guard record.state == .queued || record.state == .waiting else { return [] }
+        var actions: [Action] = []
+        var offset = partialBytes
+        // Resume only what we can validate; anything else restarts cleanly.
+        if offset > 0 && record.resumeValidator == nil {
+            actions.append(.discardPartial)
+            offset = 0
+        }
+        if let expected = record.expected, offset > expected {
+            actions.append(.discardPartial)
+            offset = 0
+        }
+        record.received = offset
+        lastProgressBytes = offset
+        requestedOffset = offset
+        record.state = .running
+        record.reason = nil
+        record.retryAt = nil
+        record.updated = now
+        let plan = TransferPlan(url: record.url, offset: offset,
+                                ifRange: offset > 0 ? record.resumeValidator : nil, headers: record.headers)
+        actions.append(.persist)
+        actions.append(.startTransfer(plan))
+        return actions
+    }
+
+    /// Response headers of the final response (after redirects) and the decision for its body.
+    public mutating func responseBegan(status: Int, contentRangeStart: Int64?, totalLength: Int64?,
+                                       etag: String?, lastModified: String?, suggestedName: String?) -> (BodyDecision, [Action]) {
+        var actions: [Action] = []
+        let decision: BodyDecision
+        if status == 206 {
+            guard let start = contentRangeStart, start == requestedOffset else {
+                return (.reject("server sent a byte range starting at \(contentRangeStart.map(String.init) ?? "?") instead of \(requestedOffset)"), [])
+            }
+            decision = .append
+            if requestedOffset > 0 { actions.append(.emit(.resumed(offset: requestedOffset, expected: totalLength ?? record.expected))) }
+        } else {
+            decision = .restartFromZero
+            record.received = 0
+            lastProgressBytes = 0
+        }
+        if decision == .restartFromZero || etag != nil || lastModified != nil {
+            // A new entity (or a confirmed one): remember its validators for the next resume.
+            record.etag = etag
+            record.lastModified = lastModified
+        }
+        if let totalLength { record.expected = totalLength }
+        if let suggestedName { record.suggestedName = suggestedName }
+        actions.append(.persist)
+        return (decision, actions)
+    }
+
+    /// Body bytes arrived; `received` is the running total for the entity.
+    public mutating func progressed(received: Int64, now: Int64) -> [Action] {
+        record.received = received
+        if let last = lastProgressAt, now - last < Self.progressInterval { return [] }
+        let written = received - lastProgressBytes
+        lastProgressAt = now
+        lastProgressBytes = received
+        return [.emit(.progress(received: received, expected: record.expected, written: written))]
+    }
+
+    // MARK: - End of an attempt
+
+    /// The attempt ended. `random` in 0..<1 feeds the jitter.
+    public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
+                                       now: Int64, random: Double) -> [Action] {
+        guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
+        record.updated = now
+        switch FailureClassifier.classify(outcome) {
+        case .success:
+            if let expected = record.expected, record.received != expected {
+                return retry(message: "connection closed after \(record.received) of \(expected) bytes",
+                             progressed: outcome.bytesThisAttempt > 0, retryAfter: nil, reason: .retry,
+                             backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+            }
+            if record.expected == nil { record.expected = record.received }
+            var actions: [Action] = [.emit(.progress(received: record.received, expected: record.expected,
+                                                     written: record.received - lastProgressBytes))]
+            lastProgressBytes = record.received
+            actions.append(.finalize)
+            return actions
+        case .transient(let message):
+            return retry(message: message, progressed: outcome.bytesThisAttempt > 0,
+                         retryAfter: outcome.retryAfterSeconds, reason: .retry,
+                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+        case .diskFull(let message):
+            return retry(message: message, progressed: false, retryAfter: nil, reason: .space,
+                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+        case .rangeRejected(let message):
+            // Start over from byte zero, at once; the validators go with the old bytes.
+            record.etag = nil
+            record.lastModified = nil
+            record.received = 0
+            record.error = message
+            record.state = .waiting
+            record.reason = .retry
+            record.retryAt = now
+            return [.discardPartial, .persist, .scheduleRetry(atMicroseconds: now)]
+        case .permanent(let name, let message):
+            return fail(name: name, message: message, resumable: false, now: now)
+        }
+    }
+
+    private mutating func retry(message: String, progressed: Bool, retryAfter: Int64?, reason: WaitReason,
+                                backoff: Backoff, deadline: Int64?, now: Int64, random: Double) -> [Action] {
+        // Progress since the last failure means the path works: start the backoff again.
+        record.attempts = progressed ? 1 : record.attempts + 1
+        let delay = backoff.delayMilliseconds(attempt: record.attempts, retryAfterSeconds: retryAfter, random: random) * 1_000
+        if let deadline, now + delay > deadline {
+            return fail(name: "TimedOut", message: "gave up: resource timeout reached (last error: \(message))",
+                        resumable: record.received > 0 && record.resumeValidator != nil, now: now)
+        }
+        record.state = .waiting
+        record.reason = reason
+        record.error = message
+        record.retryAt = now + delay
+        return [.persist, .scheduleRetry(atMicroseconds: now + delay)]
+    }
+
+    private mutating func fail(name: String, message: String, resumable: Bool, now: Int64) -> [Action] {
+        record.state = .failed
+        record.reason = nil
+        record.retryAt = nil
+        record.error = message
+        record.errorName = name
+        record.updated = now
+        var actions: [Action] = [.persist, .emit(.completed(error: message, errorName: name, resumable: resumable))]
+        if !resumable { actions.insert(.discardPartial, at: 0) }
+        return actions
+    }
+
+    /// The shell moved the file into place.
+    public mutating func finalized(file: String, now: Int64) -> [Action] {
+        record.state = .completed
+        record.file = file
+        record.error = nil
+        record.errorName = nil
+        record.reason = nil
+        record.updated = now
+        return [.persist, .emit(.finished(file: file, received: record.received)),
+                .emit(.completed(error: nil, errorName: nil, resumable: false))]
+    }
+
+    /// Verifying or moving the file failed (checksum mismatch, destination unwritable).
+    public mutating func finalizeFailed(name: String, message: String, now: Int64) -> [Action] {
+        fail(name: name, message: message, resumable: false, now: now)
+    }
+
+    /// A scheduled retry is due: back into the queue.
+    public mutating func retryDue(now: Int64) -> [Action] {
+        guard record.state == .waiting, record.reason == .retry || record.reason == .space else { return [] }
+        record.state = .queued
+        record.reason = nil
+        record.retryAt = nil
+        record.updated = now
+        return [.persist]
+    }
+
+    // MARK: - Requests from clients
+
+    public mutating func pause(now: Int64) throws -> [Action] {
+        switch record.state {
+        case .paused: return []
+        case .running:
+            record.state = .paused; record.updated = now; record.reason = nil
+            return [.stopTransfer, .persist]
+        case .queued, .waiting:
+            record.state = .paused; record.updated = now; record.reason = nil; record.retryAt = nil
+            return [.persist]
+        case .completed, .failed, .canceled:
+            throw FerryError(.invalidState, "task \(record.id) is \(record.state.rawValue) and cannot be paused")
+        }
+    }
+
+    public mutating func resume(now: Int64) throws -> [Action] {
+        switch record.state {
+        case .paused, .failed:
+            record.state = .queued; record.updated = now
+            record.error = nil; record.errorName = nil; record.attempts = 0
+            return [.persist]
+        case .queued, .running, .waiting: return []
+        case .completed, .canceled:
+            throw FerryError(.invalidState, "task \(record.id) is \(record.state.rawValue) and cannot be resumed")
+        }
+    }
+
+    /// Cancel; with `keepPartial` the staging bytes stay for resume data.
+    public mutating func cancel(keepPartial: Bool, now: Int64) throws -> [Action] {
+        guard !record.state.isFinal else {
+            throw FerryError(.invalidState, "task \(record.id) is already \(record.state.rawValue)")
+        }
+        var actions: [Action] = []
+        if record.state == .running { actions.append(.stopTransfer) }
+        if !keepPartial { actions.append(.discardPartial) }
+        record.state = .canceled
+        record.reason = nil
+        record.retryAt = nil
+        record.error = "canceled"
+        record.errorName = "Canceled"
+        record.updated = now
+        actions.append(.persist)
+        actions.append(.emit(.completed(error: "canceled", errorName: "Canceled", resumable: keepPartial)))
+        return actions
+    }
+}

@@ -1,0 +1,56 @@
+/// Everything the agent knows about one task: what the store keeps and the API shows.
+public struct TaskRecord: Sendable, Equatable {
+    public var id: Int64
+    public var session: String
+    public var url: String
+    public var host: String
+    public var state: TaskState
+    public var reason: WaitReason?
+    /// Bytes of the body on disk (staging) or in the final file.
+    public var received: Int64
+    /// Total size when the server said it (nil = unknown).
+    public var expected: Int64?
+    /// Validators of the entity the partial bytes came from (for If-Range).
+    public var etag: String?
+    public var lastModified: String?
+    /// Destination: an exact path (`output`) or a folder (`directory`); nil = the default folder.
+    public var directory: String?
+    public var output: String?
+    /// The final path, once completed.
+    public var file: String?
+    /// A file name the server suggested (Content-Disposition), unsanitised.
+    public var suggestedName: String?
+    public var sha256: String?
+    public var description: String
+    public var headers: [String: String]
+    public var error: String?
+    public var errorName: String?
+    /// Consecutive failed attempts without progress (drives the backoff).
+    public var attempts: Int
+    /// When a waiting(retry) task may run again, microseconds since the epoch.
+    public var retryAt: Int64?
+    public var created: Int64
+    public var updated: Int64
+
+    public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
+                reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,
+                etag: String? = nil, lastModified: String? = nil, directory: String? = nil,
+                output: String? = nil, file: String? = nil, suggestedName: String? = nil,
+                sha256: String? = nil, description: String = "", headers: [String: String] = [:],
+                error: String? = nil, errorName: String? = nil, attempts: Int = 0,
+                retryAt: Int64? = nil, created: Int64 = 0, updated: Int64 = 0) {
+        self.id = id; self.session = session; self.url = url; self.host = host
+        self.state = state; self.reason = reason; self.received = received; self.expected = expected
+        self.etag = etag; self.lastModified = lastModified; self.directory = directory
+        self.output = output; self.file = file; self.suggestedName = suggestedName
+        self.sha256 = sha256; self.description = description; self.headers = headers
+        self.error = error; self.errorName = errorName; self.attempts = attempts
+        self.retryAt = retryAt; self.created = created; self.updated = updated
+    }
+
+    /// The validator to send in If-Range: a strong ETag, else Last-Modified.
+    public var resumeValidator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+}

@@ -1,0 +1,80 @@
+/// How one attempt of a transfer ended, as the I/O shell saw it.
+public struct TransferOutcome: Sendable, Equatable {
+    /// libcurl's CURLcode (0 = OK).
+    public var curlCode: Int
+    public var curlMessage: String
+    /// The last HTTP status (0 = none received).
+    public var httpStatus: Int
+    public var retryAfterSeconds: Int64?
+    /// errno of a failed local write (disk full, …), when the shell aborted the write.
+    public var localErrno: Int32?
+    /// Body bytes this attempt wrote.
+    public var bytesThisAttempt: Int64
+
+    public init(curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
+                localErrno: Int32? = nil, bytesThisAttempt: Int64 = 0) {
+        self.curlCode = curlCode; self.curlMessage = curlMessage; self.httpStatus = httpStatus
+        self.retryAfterSeconds = retryAfterSeconds; self.localErrno = localErrno
+        self.bytesThisAttempt = bytesThisAttempt
+    }
+}
+
+/// What an outcome means for the task: the one place where curl codes and HTTP statuses
+/// are sorted into "try again" and "give up".
+public enum FailureClass: Sendable, Equatable {
+    case success
+    case transient(String)          // retry with backoff
+    case diskFull(String)           // wait for space, retry later
+    case rangeRejected(String)      // the server refused our Range: restart from zero
+    case permanent(name: String, message: String)
+}
+
+public enum FailureClassifier {
+    // CURLcode values (stable numbers from curl.h).
+    static let transientCurl: Set<Int> = [5, 6, 7, 16, 18, 28, 52, 55, 56, 92]
+    static let tlsCurl: Set<Int> = [35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91]
+
+    public static func classify(_ o: TransferOutcome) -> FailureClass {
+        if let e = o.localErrno {
+            if e == 28 /* ENOSPC */ || e == 122 /* EDQUOT */ { return .diskFull("no space left on the disk holding the download") }
+            return .permanent(name: "Failed", message: "cannot write the download: \(describeErrno(e))")
+        }
+        if o.curlCode == 0 {
+            if o.httpStatus == 416 { return .rangeRejected("server answered 416 Range Not Satisfiable") }
+            if (200..<300).contains(o.httpStatus) { return .success }
+            return classifyStatus(o)
+        }
+        if o.curlCode == 22 { return classifyStatus(o) }   // CURLE_HTTP_RETURNED_ERROR
+        if o.curlCode == 33 { return .rangeRejected("server refused the byte range") }
+        if transientCurl.contains(o.curlCode) {
+            return .transient(o.curlMessage.isEmpty ? "network error (curl \(o.curlCode))" : o.curlMessage)
+        }
+        if tlsCurl.contains(o.curlCode) {
+            return .permanent(name: "TLSError", message: "TLS failure: \(o.curlMessage)")
+        }
+        if o.curlCode == 47 { return .permanent(name: "TooManyRedirects", message: "too many redirects") }
+        if o.curlCode == 1 { return .permanent(name: "UnsupportedScheme", message: "redirected to an unsupported protocol: \(o.curlMessage)") }
+        if o.curlCode == 3 { return .permanent(name: "InvalidURL", message: "malformed URL: \(o.curlMessage)") }
+        return .permanent(name: "Failed", message: o.curlMessage.isEmpty ? "transfer failed (curl \(o.curlCode))" : o.curlMessage)
+    }
+
+    static func classifyStatus(_ o: TransferOutcome) -> FailureClass {
+        let s = o.httpStatus
+        if s == 416 { return .rangeRejected("server answered 416 Range Not Satisfiable") }
+        if s == 408 || s == 425 || s == 429 || (500..<600).contains(s) && s != 501 && s != 505 {
+            return .transient("server answered HTTP \(s)")
+        }
+        if s == 401 || s == 407 { return .permanent(name: "AuthenticationRequired", message: "server answered HTTP \(s): authentication required") }
+        if s == 404 || s == 410 { return .permanent(name: "NotFound", message: "server answered HTTP \(s): not found") }
+        return .permanent(name: "HTTPError", message: "server answered HTTP \(s)")
+    }
+
+    static func describeErrno(_ e: Int32) -> String {
+        switch e {
+        case 13: return "permission denied"
+        case 30: return "read-only file system"
+        case 5: return "input/output error"
+        default: return "errno \(e)"
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Testing
+@testable import FerryCore
+
+@Suite struct FileNamingTests {
+    @Test(arguments: [
+        ("../../etc/passwd", "_.._etc_passwd"),
+        ("..", nil),
+        (".bashrc", "bashrc"),
+        ("a/b\\c.txt", "a_b_c.txt"),
+        ("evil\u{0}\u{1b}[31mname.pdf", "evil[31mname.pdf"),
+        ("invoice\u{202E}fdp.exe", "invoicefdp.exe"),
+        ("   ", nil),
+        ("report.pdf", "report.pdf"),
+    ] as [(String, String?)])
+    func sanitize(raw: String, expected: String?) {
+        #expect(FileNaming.sanitize(raw) == expected)
+    }
+
+    @Test func longNamesKeepTheirExtensionWithin255Bytes() {
+        let name = FileNaming.sanitize(String(repeating: "é", count: 300) + ".pdf")!
+        #expect(name.utf8.count <= 255)
+        #expect(name.hasSuffix(".pdf"))
+    }
+
+    @Test func contentDisposition() {
+        #expect(FileNaming.contentDispositionName("attachment; filename=\"a b.pdf\"") == "a b.pdf")
+        #expect(FileNaming.contentDispositionName("attachment; filename=x.txt; filename*=UTF-8''%E2%82%AC%20rates.txt") == "€ rates.txt")
+        #expect(FileNaming.contentDispositionName("inline") == nil)
+    }
+
+    @Test func suggestedNameFallsBackToURLThenDefault() {
+        #expect(FileNaming.suggestedFileName(contentDisposition: nil, url: "http://h/dir/My%20File.pdf?x=1") == "My File.pdf")
+        #expect(FileNaming.suggestedFileName(contentDisposition: "../../x", url: "http://h/y") == "_.._x")
+        #expect(FileNaming.suggestedFileName(contentDisposition: nil, url: "http://h/") == "download")
+    }
+
+    @Test func uniqueNeverReusesAnExistingName() {
+        let taken: Set<String> = ["a.pdf", "a (1).pdf"]
+        #expect(FileNaming.unique("a.pdf") { taken.contains($0) } == "a (2).pdf")
+        #expect(FileNaming.unique("b") { _ in false } == "b")
+    }
+}
+
+@Suite struct DownloadURLTests {
+    @Test func acceptsHTTPAndHTTPS() throws {
+        #expect(try DownloadURL.validate("https://Example.COM/x") == "example.com")
+        #expect(try DownloadURL.validate("http://127.0.0.1:8080/f") == "127.0.0.1")
+    }
+    @Test(arguments: ["file:///etc/passwd", "ftp://h/f", "gopher://h"])
+    func rejectsOtherSchemes(url: String) {
+        #expect(throws: FerryError(.unsupportedScheme, "unsupported scheme '\(url.prefix { $0 != ":" })' in \(url): only http and https are supported")) {
+            try DownloadURL.validate(url)
+        }
+    }
+    @Test(arguments: ["", "not a url", "http://", "http:///path", "ht tp://x"])
+    func rejectsGarbage(url: String) {
+        do { _ = try DownloadURL.validate(url); Issue.record("accepted \(url)") }
+        catch let e as FerryError { #expect(e.kind == .invalidURL) }
+        catch { Issue.record("\(error)") }
+    }
+    @Test func printableHidesCredentials() {
+        #expect(!DownloadURL.printable("https://user:secret@h/x").contains("secret"))
+    }
+}
+
+@Suite struct BackoffTests {
+    @Test func growsAndCaps() {
+        let b = Backoff(baseMilliseconds: 100, capMilliseconds: 1_000, jitter: 0)
+        #expect(b.delayMilliseconds(attempt: 1, random: 0) == 100)
+        #expect(b.delayMilliseconds(attempt: 3, random: 0) == 400)
+        #expect(b.delayMilliseconds(attempt: 40, random: 0) == 1_000)
+    }
+    @Test func jitterStaysWithinBounds() {
+        let b = Backoff(baseMilliseconds: 1_000, capMilliseconds: 1_000, jitter: 0.2)
+        #expect(b.delayMilliseconds(attempt: 1, random: 0) == 800)
+        #expect(b.delayMilliseconds(attempt: 1, random: 0.999_999) <= 1_200)
+    }
+    @Test func retryAfterWinsWhenLonger() {
+        let b = Backoff(baseMilliseconds: 100, capMilliseconds: 1_000, jitter: 0)
+        #expect(b.delayMilliseconds(attempt: 1, retryAfterSeconds: 5, random: 0) == 5_000)
+        #expect(b.delayMilliseconds(attempt: 1, retryAfterSeconds: -3, random: 0) == 100)
+    }
+}
+
+@Suite struct EventQueueTests {
+    @Test func sequenceAndReplayUntilAcknowledged() {
+        var q = EventQueue()
+        q.append(task: 1, .resumed(offset: 5, expected: 10))
+        q.append(task: 1, .finished(file: "/f", received: 10))
+        #expect(q.fetch(after: 0, limit: 10).map(\.seq) == [1, 2])
+        #expect(q.acknowledge(upTo: 1) == [1])
+        #expect(q.fetch(after: 0, limit: 10).map(\.seq) == [2])
+    }
+
+    @Test func newerProgressReplacesOlder() {
+        var q = EventQueue()
+        q.append(task: 1, .progress(received: 1, expected: nil, written: 1))
+        q.append(task: 2, .progress(received: 1, expected: nil, written: 1))
+        q.append(task: 1, .progress(received: 9, expected: nil, written: 8))
+        let seqs = q.fetch(after: 0, limit: 10).map(\.seq)
+        #expect(seqs == [2, 3])
+        #expect(q.count == 2)
+    }
+
+    @Test func progressAfterDurableEventDoesNotJumpAhead() {
+        var q = EventQueue()
+        q.append(task: 1, .progress(received: 1, expected: nil, written: 1))
+        q.append(task: 1, .finished(file: "/f", received: 1))
+        q.append(task: 1, .progress(received: 2, expected: nil, written: 1))
+        #expect(q.fetch(after: 0, limit: 10).map(\.event.kind) == ["progress", "finished", "progress"])
+    }
+
+    @Test func restoredQueueContinuesNumbering() {
+        var q = EventQueue(lastSeq: 41, restored: [QueuedEvent(seq: 40, task: 1, event: .completed(error: nil, errorName: nil, resumable: false))])
+        #expect(q.append(task: 1, .finished(file: "/x", received: 1)).seq == 42)
+        #expect(q.fetch(after: 39, limit: 1).map(\.seq) == [40])
+    }
+}
+
+@Suite struct ResumeDataTests {
+    @Test func roundTrip() throws {
+        let r = ResumeData(url: "http://h/f", task: 3, received: 10, expected: 20, etag: "\"e\"", lastModified: nil, suggestedName: nil)
+        #expect(try ResumeData.decode(r.encoded()) == r)
+    }
+    @Test func garbageAndForeignBlobsAreRejectedClearly() {
+        for blob in [Array("garbage".utf8), Array("{\"format\":\"other\"}".utf8),
+                     Array("{\"format\":\"dev.ferry.resume-data\",\"version\":99}".utf8), []] {
+            do { _ = try ResumeData.decode(blob); Issue.record("accepted \(blob)") }
+            catch let e as FerryError { #expect(e.kind == .invalidResumeData) }
+            catch { Issue.record("\(error)") }
+        }
+    }
+}
+
+@Suite struct SchedulerTests {
+    @Test func perHostAndTotalLimits() {
+        var s = Scheduler(maxTotal: 3, maxPerHost: 2)
+        s.started(host: "a"); s.started(host: "a")
+        #expect(!s.mayStart(host: "a"))
+        #expect(s.mayStart(host: "b"))
+        s.started(host: "b")
+        #expect(!s.mayStart(host: "c"))
+        #expect(s.fullHosts == ["a"])
+        s.stopped(host: "a")
+        #expect(s.mayStart(host: "a"))
+    }
+}
