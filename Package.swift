@@ -18,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(name: "CGLib", path: "Sources/CGLib", pkgConfig: "gio-unix-2.0",
@@ -34,9 +35,11 @@ let package = Package(
         // The agent's I/O shell: curl, SQLite, GDBus, all on one GLib main loop.
         .target(name: "FerryAgent",
                 dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CFerryShim",
-                               .product(name: "GRDB", package: "GRDB.swift")],
+                               .product(name: "GRDB", package: "GRDB.swift"),
+                               .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),
-        .executableTarget(name: "ferryd", dependencies: ["FerryAgent"], path: "Sources/ferryd",
+        .executableTarget(name: "ferryd", dependencies: ["FerryAgent",
+                          .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Sources/ferryd",
                           swiftSettings: agentSwift),
         .target(name: "Ferry", dependencies: ["FerryBus", "FerryCore"], path: "Sources/Ferry"),
         .executableTarget(name: "ferry",

@@ -1,5 +1,5 @@
 /// What a session's client is told about its tasks (the delegate callbacks of SEMANTICS.md).
-public enum SessionEvent: Sendable, Equatable {
+public enum SessionEvent: Sendable, Equatable, Codable {
     case progress(received: Int64, expected: Int64?, written: Int64)
     case resumed(offset: Int64, expected: Int64?)
     case finished(file: String, received: Int64)

@@ -1,0 +1,304 @@
+import FerryCore
+import Foundation
+import Glibc
+import Logging
+
+/// Agent-wide settings (ferryd's command line).
+public struct AgentSettings: Sendable {
+    public var stateDirectory: String = Paths.defaultStateDirectory
+    public var maxTotal = 6
+    public var maxPerHost = 2
+    public var backoff = Backoff()
+    public var transfer = TransferSettings()
+    public var downloadDirectory: String? = nil
+    public init() {}
+}
+
+/// The agent: turns requests and transfer results into task-machine events and carries
+/// out the actions the machines return. Runs entirely on the GLib main loop thread.
+public final class Agent {
+    let settings: AgentSettings
+    let store: Store
+    let curl: CurlMulti
+    let log: Logger
+    var scheduler: Scheduler
+    /// Machines of running tasks only; every other task lives in the store.
+    var machines: [Int64: TaskMachine] = [:]
+    var transfers: [Int64: Transfer] = [:]
+    var queues: [String: EventQueue] = [:]
+    /// Sequence numbers reserved in the store per session (see `emit`).
+    var reservedSeq: [String: UInt64] = [:]
+    var sessions: [String: SessionConfig] = [:]
+    var retryTimer: UInt32 = 0
+    var scheduleQueued = false
+    var signalsPending: Set<String> = []
+    /// Hooks for the bus layer (signals).
+    var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
+    var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
+
+    var stagingDirectory: String { settings.stateDirectory + "/staging" }
+    func stagingPath(_ id: Int64) -> String { "\(stagingDirectory)/\(id).part" }
+
+    public init(settings: AgentSettings, logger: Logger) throws {
+        self.settings = settings
+        self.log = logger
+        guard Paths.mkdirAll(settings.stateDirectory + "/staging", mode: 0o700) else {
+            throw FerryError(.failed, "cannot create the state directory \(settings.stateDirectory)")
+        }
+        chmod(settings.stateDirectory, 0o700)
+        store = try Store(path: settings.stateDirectory + "/ferry.sqlite3")
+        scheduler = Scheduler(maxTotal: settings.maxTotal, maxPerHost: settings.maxPerHost)
+        curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
+        curl.onDone = { [unowned self] easy, code in self.transferDone(easy: easy, code: Int(code.rawValue)) }
+    }
+
+    /// Restores state after a start (or a crash) and starts whatever may run.
+    public func start() throws {
+        let requeued = try store.requeueInterrupted(now: MainLoop.now)
+        if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
+        queues = try store.loadEventQueues()
+        for (id, q) in queues { reservedSeq[id] = q.lastSeq }
+        armRetryTimer()
+        scheduleSoon()
+    }
+
+    /// Stops every transfer so that it resumes on the next start; bytes on disk are kept.
+    public func shutdown() {
+        for (id, t) in transfers {
+            curl.remove(t.easy)
+            t.sync()
+            if var m = machines[id] {
+                // Stays "running" in the store: the next start requeues it.
+                _ = m.progressed(received: t.received, now: MainLoop.now)
+                try? store.update(m.record)
+            }
+        }
+        transfers.removeAll()
+        machines.removeAll()
+    }
+
+    // MARK: - Machines and actions
+
+    /// Runs one machine event for a task (running or stored) and carries out its actions.
+    @discardableResult
+    func withMachine(_ id: Int64, _ body: (inout TaskMachine) throws -> [TaskMachine.Action]) throws -> TaskRecord {
+        var m: TaskMachine
+        if let live = machines[id] {
+            m = live
+        } else if let r = try store.task(id) {
+            m = TaskMachine(r)
+        } else {
+            throw FerryError(.noSuchTask, "no task with id \(id)")
+        }
+        let actions = try body(&m)
+        machines[id] = m
+        perform(actions, id: id)
+        let record = machines[id]?.record ?? m.record
+        if record.state != .running || transfers[id] == nil { machines[id] = nil }
+        return record
+    }
+
+    func perform(_ actions: [TaskMachine.Action], id: Int64) {
+        for action in actions {
+            guard let m = machines[id] else { return }
+            switch action {
+            case .startTransfer(let plan):
+                startTransfer(m.record, plan: plan)
+            case .stopTransfer:
+                if let t = transfers.removeValue(forKey: id) {
+                    curl.remove(t.easy)
+                    t.sync()
+                    scheduler.stopped(host: m.record.host)
+                    scheduleSoon()
+                }
+            case .discardPartial:
+                unlink(stagingPath(id))
+            case .finalize:
+                finalize(id)
+            case .scheduleRetry:
+                armRetryTimer()
+            case .emit(let event):
+                emit(session: m.record.session, task: id, event)
+            case .persist:
+                do { try store.update(m.record) } catch { log.error("cannot save task \(id): \(error)") }
+                onTaskChanged(id, m.record.state)
+            }
+        }
+    }
+
+    private func startTransfer(_ r: TaskRecord, plan: TaskMachine.TransferPlan) {
+        do {
+            let t = try Transfer(taskID: r.id, plan: plan, stagingPath: stagingPath(r.id), settings: settings.transfer)
+            t.delegate = self
+            transfers[r.id] = t
+            scheduler.started(host: r.host)
+            curl.add(t.easy)
+            log.debug("task \(r.id): starting at byte \(plan.offset)")
+        } catch let e as FerryError {
+            var m = machines[r.id]!
+            let actions = m.transferEnded(TransferOutcome(curlCode: 23, curlMessage: e.message, httpStatus: 0, localErrno: errno),
+                                          backoff: settings.backoff, resourceDeadline: deadline(r), now: MainLoop.now,
+                                          random: Double.random(in: 0..<1))
+            machines[r.id] = m
+            perform(actions, id: r.id)
+        } catch {}
+    }
+
+    private func transferDone(easy: UnsafeMutableRawPointer, code: Int) {
+        guard let t = Transfer.from(easy: easy) else { return }
+        curl.remove(easy)
+        let id = t.taskID
+        guard transfers.removeValue(forKey: id) != nil, let host = machines[id]?.record.host else { return }
+        scheduler.stopped(host: host)
+        if code == 0 && !t.began { _ = t.begin() }   // an empty body never reached the write callback
+        var curlCode = code
+        if t.rejection != nil { curlCode = 33 }
+        let outcome = TransferOutcome(curlCode: curlCode, curlMessage: t.rejection ?? t.errorMessage,
+                                      httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
+                                      localErrno: t.writeErrno, bytesThisAttempt: t.bytesThisAttempt)
+        if curlCode != 0 { log.info("task \(id): attempt ended: curl \(curlCode) HTTP \(outcome.httpStatus) \(outcome.curlMessage)") }
+        _ = try? withMachine(id) { m in
+            _ = m.progressed(received: t.received, now: MainLoop.now)
+            return m.transferEnded(outcome, backoff: settings.backoff, resourceDeadline: deadline(m.record),
+                                   now: MainLoop.now, random: Double.random(in: 0..<1))
+        }
+        scheduleSoon()
+    }
+
+    private func deadline(_ r: TaskRecord) -> Int64? {
+        let seconds = sessions[r.session]?.resourceTimeout ?? SessionConfig().resourceTimeout
+        return r.created + Int64(seconds) * 1_000_000
+    }
+
+    private func finalize(_ id: Int64) {
+        guard var m = machines[id] else { return }
+        let defaultDir = settings.downloadDirectory ?? sessionConfig(m.record.session).defaultDirectory ?? Paths.downloadDirectory()
+        let actions: [TaskMachine.Action]
+        do {
+            let path = try Finalizer.finish(staging: stagingPath(id), record: m.record, defaultDirectory: defaultDir)
+            log.info("task \(id): complete: \(path)")
+            actions = m.finalized(file: path, now: MainLoop.now)
+        } catch let f as Finalizer.Failure {
+            log.warning("task \(id): failed: \(f.message)")
+            actions = m.finalizeFailed(name: f.name, message: f.message, now: MainLoop.now)
+        } catch {
+            actions = m.finalizeFailed(name: "Failed", message: "\(error)", now: MainLoop.now)
+        }
+        machines[id] = m
+        perform(actions, id: id)
+    }
+
+    // MARK: - Scheduling
+
+    func scheduleSoon() {
+        guard !scheduleQueued else { return }
+        scheduleQueued = true
+        MainLoop.idle { [weak self] in self?.schedule() }
+    }
+
+    private func schedule() {
+        scheduleQueued = false
+        guard scheduler.freeSlots > 0 else { return }
+        var plan = scheduler
+        let next: [TaskRecord]
+        do {
+            next = try store.nextQueued(limit: scheduler.freeSlots, excludingHosts: scheduler.fullHosts,
+                                        excludingIDs: Set(transfers.keys)) { r in
+                guard plan.mayStart(host: r.host) else { return false }
+                plan.started(host: r.host)
+                return true
+            }
+        } catch {
+            log.error("cannot read the queue: \(error)")
+            return
+        }
+        for r in next {
+            let partial = fileSize(stagingPath(r.id))
+            _ = try? withMachine(r.id) { $0.start(partialBytes: partial, now: MainLoop.now) }
+        }
+    }
+
+    func fileSize(_ path: String) -> Int64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    /// One timer for the earliest retry of all waiting tasks (none when nothing waits).
+    func armRetryTimer() {
+        MainLoop.cancel(retryTimer)
+        retryTimer = 0
+        guard let at = try? store.earliestRetry() else { return }
+        let delayMs = max(0, (at - MainLoop.now + 999) / 1_000)
+        retryTimer = MainLoop.addTimer(milliseconds: UInt32(min(delayMs, Int64(UInt32.max)))) { [weak self] in
+            self?.retryTimerFired()
+            return false
+        }
+    }
+
+    private func retryTimerFired() {
+        retryTimer = 0
+        let now = MainLoop.now
+        for r in (try? store.dueRetries(now: now)) ?? [] {
+            _ = try? withMachine(r.id) { $0.retryDue(now: now) }
+        }
+        armRetryTimer()
+        scheduleSoon()
+    }
+
+    // MARK: - Events
+
+    func sessionConfig(_ id: String) -> SessionConfig {
+        if let c = sessions[id] { return c }
+        let c = (try? store.session(id)) ?? nil
+        sessions[id] = c ?? SessionConfig()
+        return sessions[id]!
+    }
+
+    func emit(session: String, task: Int64, _ event: SessionEvent) {
+        guard sessionConfig(session).keepEvents else { return }
+        var q = queues[session] ?? EventQueue()
+        let e = q.append(task: task, event)
+        queues[session] = q
+        do {
+            if event.isDurable { try store.appendEvent(session: session, e) }
+            // Progress is not stored, but its numbers must never be reused after a restart:
+            // reserve them in blocks so a restarted agent continues above anything a client saw.
+            if e.seq > reservedSeq[session] ?? 0 {
+                let reserve = e.seq + 1_000
+                try store.setLastSeq(session: session, reserve)
+                reservedSeq[session] = reserve
+            }
+        } catch {
+            log.error("cannot store event for session \(session): \(error)")
+        }
+        if signalsPending.isEmpty {
+            MainLoop.idle { [weak self] in self?.flushSignals() }
+        }
+        signalsPending.insert(session)
+    }
+
+    private func flushSignals() {
+        for s in signalsPending { onEventsAvailable(s, queues[s]?.lastSeq ?? 0) }
+        signalsPending.removeAll()
+    }
+}
+
+extension Agent: TransferDelegate {
+    func transferBegan(_ t: Transfer, status: Int, contentRangeStart: Int64?, totalLength: Int64?,
+                       etag: String?, lastModified: String?, contentDisposition: String?) -> TaskMachine.BodyDecision {
+        guard var m = machines[t.taskID] else { return .reject("task is no longer running") }
+        let (decision, actions) = m.responseBegan(status: status, contentRangeStart: contentRangeStart, totalLength: totalLength,
+                                                  etag: etag, lastModified: lastModified,
+                                                  suggestedName: contentDisposition.flatMap(FileNaming.contentDispositionName))
+        machines[t.taskID] = m
+        perform(actions, id: t.taskID)
+        return decision
+    }
+
+    func transferProgressed(_ t: Transfer, received: Int64) {
+        guard var m = machines[t.taskID] else { return }
+        let actions = m.progressed(received: received, now: MainLoop.now)
+        machines[t.taskID] = m
+        if !actions.isEmpty { perform(actions, id: t.taskID) }
+    }
+}

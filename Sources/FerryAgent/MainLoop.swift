@@ -1,0 +1,53 @@
+import CGLib
+import Glibc
+
+/// The GLib main loop that owns all agent state, with closure-based timers and signal handlers.
+/// Everything here must be called on the loop's thread.
+public final class MainLoop {
+    public let loop: OpaquePointer
+
+    public init() { loop = g_main_loop_new(nil, 0) }
+    deinit { g_main_loop_unref(loop) }
+
+    public func run() { g_main_loop_run(loop) }
+    public func quit() { g_main_loop_quit(loop) }
+
+    /// A closure called by a GLib source; returning false removes the source.
+    final class Callback {
+        let body: () -> Bool
+        init(_ body: @escaping () -> Bool) { self.body = body }
+    }
+
+    private static let sourceFn: GSourceFunc = { data in
+        Unmanaged<Callback>.fromOpaque(data!).takeUnretainedValue().body() ? 1 : 0
+    }
+    private static let release: GDestroyNotify = { data in
+        Unmanaged<Callback>.fromOpaque(data!).release()
+    }
+
+    /// A timer on the loop. Returns the GLib source id (remove with `cancel`).
+    @discardableResult
+    public static func addTimer(milliseconds: UInt32, _ body: @escaping () -> Bool) -> UInt32 {
+        let box = Unmanaged.passRetained(Callback(body)).toOpaque()
+        return g_timeout_add_full(G_PRIORITY_DEFAULT, milliseconds, sourceFn, box, release)
+    }
+
+    /// Runs once on the next loop iteration.
+    public static func idle(_ body: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(Callback { body(); return false }).toOpaque()
+        g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, sourceFn, box, release)
+    }
+
+    public static func cancel(_ source: UInt32) {
+        if source != 0 { g_source_remove(source) }
+    }
+
+    /// Unix signal handler run on the loop (g_unix_signal_add: safe, no async-signal rules).
+    public static func onSignal(_ signum: Int32, _ body: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(Callback { body(); return true }).toOpaque()
+        g_unix_signal_add_full(G_PRIORITY_HIGH, signum, sourceFn, box, release)
+    }
+
+    /// Microseconds since the epoch.
+    public static var now: Int64 { Int64(g_get_real_time()) }
+}

@@ -1,0 +1,39 @@
+import CGLib
+import Foundation
+import Glibc
+
+/// Where the agent keeps things, per the XDG base directory spec.
+public enum Paths {
+    /// $XDG_STATE_HOME/ferry (default ~/.local/state/ferry).
+    public static var defaultStateDirectory: String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (home + "/.local/state")
+        return base + "/ferry"
+    }
+
+    public static var home: String { String(cString: g_get_home_dir()) }
+
+    /// The user's download folder: XDG user dir, else ~/Downloads (created), else $HOME.
+    public static func downloadDirectory() -> String {
+        g_reload_user_special_dirs_cache()
+        if let p = g_get_user_special_dir(G_USER_DIRECTORY_DOWNLOAD) {
+            let dir = String(cString: p)
+            if dir != home { return dir }
+        }
+        let fallback = home + "/Downloads"
+        if mkdirAll(fallback, mode: 0o700) { return fallback }
+        return home
+    }
+
+    /// mkdir -p with a mode for the directories it creates; true when the directory exists.
+    @discardableResult
+    public static func mkdirAll(_ path: String, mode: mode_t) -> Bool {
+        g_mkdir_with_parents(path, Int32(mode)) == 0
+    }
+
+    public static func isWritableDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR && access(path, W_OK | X_OK) == 0
+    }
+}

@@ -1,0 +1,276 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// The agent's durable state in SQLite (WAL, synchronous=FULL: a commit survives a power cut).
+/// Every SQL statement of the agent lives in this file.
+final class Store {
+    let path: String
+    private let db: DatabaseQueue
+
+    init(path: String) throws {
+        self.path = path
+        var config = Configuration()
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        db = try DatabaseQueue(path: path, configuration: config)
+        try Self.migrator.migrate(db)
+    }
+
+    /// Versioned schema: add a migration, never edit a shipped one.
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE sessions(
+                    identifier TEXT PRIMARY KEY NOT NULL,
+                    config TEXT NOT NULL,
+                    last_seq INTEGER NOT NULL DEFAULT 0,
+                    created INTEGER NOT NULL);
+                CREATE TABLE tasks(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session TEXT NOT NULL,
+                    kind TEXT NOT NULL DEFAULT 'download',
+                    url TEXT NOT NULL,
+                    host TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    reason TEXT,
+                    received INTEGER NOT NULL DEFAULT 0,
+                    expected INTEGER,
+                    etag TEXT,
+                    last_modified TEXT,
+                    directory TEXT,
+                    output TEXT,
+                    file TEXT,
+                    suggested_name TEXT,
+                    sha256 TEXT,
+                    description TEXT NOT NULL DEFAULT '',
+                    headers TEXT NOT NULL DEFAULT '{}',
+                    error TEXT,
+                    error_name TEXT,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    retry_at INTEGER,
+                    created INTEGER NOT NULL,
+                    updated INTEGER NOT NULL);
+                CREATE INDEX tasks_by_state ON tasks(state, id);
+                CREATE INDEX tasks_by_session ON tasks(session, id);
+                CREATE TABLE events(
+                    session TEXT NOT NULL,
+                    seq INTEGER NOT NULL,
+                    task INTEGER NOT NULL,
+                    event TEXT NOT NULL,
+                    PRIMARY KEY(session, seq)) WITHOUT ROWID;
+                CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                """)
+        }
+        return m
+    }
+
+    // MARK: Sessions
+
+    func session(_ identifier: String) throws -> SessionConfig? {
+        try db.read { db in
+            try String.fetchOne(db, sql: "SELECT config FROM sessions WHERE identifier = ?", arguments: [identifier])
+        }.flatMap { try? JSONDecoder().decode(SessionConfig.self, from: Data($0.utf8)) }
+    }
+
+    func saveSession(_ identifier: String, _ config: SessionConfig, now: Int64) throws {
+        let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO sessions(identifier, config, created) VALUES (?, ?, ?)
+                ON CONFLICT(identifier) DO UPDATE SET config = excluded.config
+                """, arguments: [identifier, json, now])
+        }
+    }
+
+    /// Every session with its last sequence number and unacknowledged durable events.
+    func loadEventQueues() throws -> [String: EventQueue] {
+        try db.read { db in
+            var out: [String: EventQueue] = [:]
+            let sessions = try Row.fetchAll(db, sql: "SELECT identifier, last_seq FROM sessions")
+            for s in sessions {
+                let id: String = s["identifier"]
+                let rows = try Row.fetchAll(db, sql: "SELECT seq, task, event FROM events WHERE session = ? ORDER BY seq", arguments: [id])
+                let events: [QueuedEvent] = rows.compactMap { r in
+                    let json: String = r["event"]
+                    guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(json.utf8)) else { return nil }
+                    return QueuedEvent(seq: UInt64(r["seq"] as Int64), task: r["task"], event: e)
+                }
+                out[id] = EventQueue(lastSeq: UInt64(s["last_seq"] as Int64), restored: events)
+            }
+            return out
+        }
+    }
+
+    func appendEvent(session: String, _ e: QueuedEvent) throws {
+        let json = String(decoding: try JSONEncoder().encode(e.event), as: UTF8.self)
+        try db.write { db in
+            try db.execute(sql: "INSERT INTO events(session, seq, task, event) VALUES (?, ?, ?, ?)",
+                           arguments: [session, Int64(e.seq), e.task, json])
+            try db.execute(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?",
+                           arguments: [Int64(e.seq), session])
+        }
+    }
+
+    func setLastSeq(session: String, _ seq: UInt64) throws {
+        try db.write { db in
+            try db.execute(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?",
+                           arguments: [Int64(seq), session])
+        }
+    }
+
+    func deleteEvents(session: String, upTo seq: UInt64) throws {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM events WHERE session = ? AND seq <= ?", arguments: [session, Int64(seq)])
+        }
+    }
+
+    // MARK: Tasks
+
+    /// Inserts all tasks in one transaction; returns them with their new ids.
+    func insert(_ records: [TaskRecord]) throws -> [TaskRecord] {
+        try db.write { db in
+            let stmt = try db.makeStatement(sql: """
+                INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
+                    directory, output, file, suggested_name, sha256, description, headers, error, error_name,
+                    attempts, retry_at, created, updated)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            var out: [TaskRecord] = []
+            out.reserveCapacity(records.count)
+            for var r in records {
+                try stmt.execute(arguments: Self.columns(r))
+                r.id = db.lastInsertedRowID
+                out.append(r)
+            }
+            return out
+        }
+    }
+
+    func update(_ r: TaskRecord) throws {
+        var args = Self.columns(r)
+        _ = args.append(contentsOf: [r.id])
+        try db.write { db in
+            try db.execute(sql: """
+                UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
+                    last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
+                    headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?
+                WHERE id = ?
+                """, arguments: args)
+        }
+    }
+
+    func task(_ id: Int64) throws -> TaskRecord? {
+        try db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM tasks WHERE id = ?", arguments: [id]).map(Self.record) }
+    }
+
+    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
+        try db.read { db in
+            if let session {
+                return try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE session = ? AND id > ? ORDER BY id LIMIT ?",
+                                        arguments: [session, afterID, limit]).map(Self.record)
+            }
+            return try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE id > ? ORDER BY id LIMIT ?",
+                                    arguments: [afterID, limit]).map(Self.record)
+        }
+    }
+
+    /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
+    /// hosts it refuses are left out of the following pages, so one busy host cannot hide the others.
+    func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
+                    take: (TaskRecord) -> Bool) throws -> [TaskRecord] {
+        guard limit > 0 else { return [] }
+        return try db.read { db in
+            var out: [TaskRecord] = []
+            var skipHosts = excludingHosts
+            var after: Int64 = 0
+            while out.count < limit {
+                let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (" + skipHosts.map { _ in "?" }.joined(separator: ",") + ")"
+                var args: StatementArguments = [after]
+                for h in skipHosts { _ = args.append(contentsOf: [h]) }
+                let rows = try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT 256",
+                                            arguments: args)
+                guard let last = rows.last else { break }
+                after = last["id"]
+                for row in rows {
+                    let r = Self.record(row)
+                    if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
+                    if take(r) { out.append(r) } else { skipHosts.insert(r.host) }
+                    if out.count == limit { break }
+                }
+                if rows.count < 256 { break }
+            }
+            return out
+        }
+    }
+
+    func earliestRetry() throws -> Int64? {
+        try db.read { db in
+            try Int64.fetchOne(db, sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at IS NOT NULL")
+        }
+    }
+
+    func dueRetries(now: Int64) throws -> [TaskRecord] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT 1000",
+                             arguments: [now]).map(Self.record)
+        }
+    }
+
+    /// After a crash, tasks the store still calls running are queued again (their bytes are on disk).
+    func requeueInterrupted(now: Int64) throws -> Int {
+        try db.write { db in
+            try db.execute(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE state = 'running'", arguments: [now])
+            return db.changesCount
+        }
+    }
+
+    func countsByState() throws -> [String: Int] {
+        try db.read { db in
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tasks GROUP BY state") {
+                out[row["state"]] = row["n"]
+            }
+            return out
+        }
+    }
+
+    // MARK: Meta
+
+    func meta(_ key: String) throws -> String? {
+        try db.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    func setMeta(_ key: String, _ value: String) throws {
+        try db.write { db in
+            try db.execute(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, value])
+        }
+    }
+
+    // MARK: Mapping
+
+    private static func columns(_ r: TaskRecord) -> StatementArguments {
+        let headers = (try? JSONEncoder().encode(r.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return [r.session, r.url, r.host, r.state.rawValue, r.reason?.rawValue, r.received, r.expected, r.etag,
+                r.lastModified, r.directory, r.output, r.file, r.suggestedName, r.sha256, r.description,
+                headers, r.error, r.errorName, r.attempts, r.retryAt, r.created, r.updated]
+    }
+
+    private static func record(_ row: Row) -> TaskRecord {
+        let headersJSON: String = row["headers"]
+        let headers = (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8))) ?? [:]
+        return TaskRecord(
+            id: row["id"], session: row["session"], url: row["url"], host: row["host"],
+            state: TaskState(rawValue: row["state"]) ?? .failed,
+            reason: (row["reason"] as String?).flatMap(WaitReason.init(rawValue:)),
+            received: row["received"], expected: row["expected"], etag: row["etag"],
+            lastModified: row["last_modified"], directory: row["directory"], output: row["output"],
+            file: row["file"], suggestedName: row["suggested_name"], sha256: row["sha256"],
+            description: row["description"], headers: headers, error: row["error"], errorName: row["error_name"],
+            attempts: row["attempts"], retryAt: row["retry_at"], created: row["created"], updated: row["updated"])
+    }
+}

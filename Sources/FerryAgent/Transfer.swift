@@ -1,0 +1,174 @@
+import CCurl
+import CFerryShim
+import FerryCore
+import Glibc
+
+/// What a transfer asks the agent while it runs (on the loop thread, inside curl callbacks:
+/// these must only decide and record, never call curl_multi_*).
+protocol TransferDelegate: AnyObject {
+    func transferBegan(_ t: Transfer, status: Int, contentRangeStart: Int64?, totalLength: Int64?,
+                       etag: String?, lastModified: String?, contentDisposition: String?) -> TaskMachine.BodyDecision
+    func transferProgressed(_ t: Transfer, received: Int64)
+}
+
+/// Settings that apply to every transfer.
+public struct TransferSettings: Sendable {
+    public var stallSeconds: Int = 60
+    public var connectTimeoutSeconds: Int = 30
+    public var maxRedirects: Int = 10
+    public var bufferSize: Int = 512 * 1024
+    public var caInfo: String? = nil
+    public init() {}
+}
+
+/// One attempt of one task: a curl easy handle writing into the task's staging file.
+final class Transfer {
+    let taskID: Int64
+    let easy: UnsafeMutableRawPointer
+    weak var delegate: TransferDelegate?
+    private let fd: Int32
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private(set) var began = false
+    /// Bytes of the entity on disk (offset + this attempt).
+    private(set) var received: Int64
+    private(set) var bytesThisAttempt: Int64 = 0
+    private(set) var writeErrno: Int32?
+    private(set) var rejection: String?
+    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        p.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        return p
+    }()
+
+    init(taskID: Int64, plan: TaskMachine.TransferPlan, stagingPath: String, settings: TransferSettings) throws {
+        self.taskID = taskID
+        let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FerryError(.failed, "cannot open staging file \(stagingPath): \(String(cString: strerror(errno)))") }
+        // Position at the planned offset; bytes beyond it are stale.
+        if ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
+            let e = errno; close(fd)
+            throw FerryError(.failed, "cannot prepare staging file: \(String(cString: strerror(e)))")
+        }
+        self.fd = fd
+        self.received = plan.offset
+        easy = curl_easy_init()
+        configure(plan: plan, settings: settings)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+        close(fd)
+    }
+
+    private func configure(plan: TaskMachine.TransferPlan, settings: TransferSettings) {
+        ferry_easy_setopt_str(easy, CURLOPT_URL, plan.url)
+        ferry_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
+        ferry_easy_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        ferry_easy_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        ferry_easy_setopt_long(easy, CURLOPT_FAILONERROR, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
+        ferry_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, settings.stallSeconds)
+        ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
+        ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = settings.caInfo { ferry_easy_setopt_str(easy, CURLOPT_CAINFO, ca) }
+        ferry_easy_setopt_str(easy, CURLOPT_USERAGENT, "ferry/\(AgentVersion.string)")
+        ferry_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        if plan.offset > 0 {
+            ferry_easy_setopt_str(easy, CURLOPT_RANGE, "\(plan.offset)-")
+        }
+        var headers = plan.headers.map { "\($0.key): \($0.value)" }
+        if plan.offset > 0, let validator = plan.ifRange { headers.append("If-Range: \(validator)") }
+        for h in headers where !h.contains("\r") && !h.contains("\n") {
+            headerList = curl_slist_append(headerList, h)
+        }
+        if headerList != nil { ferry_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        ferry_easy_setopt_ptr(easy, CURLOPT_PRIVATE, me)
+        ferry_easy_set_write(easy, Transfer.writeCallback, me)
+    }
+
+    /// The curl message of a failed attempt.
+    var errorMessage: String { String(cString: errorBuffer) }
+    var httpStatus: Int { ferry_easy_info_long(easy, CURLINFO_RESPONSE_CODE) }
+    var retryAfterSeconds: Int64? {
+        let v = Int64(ferry_easy_info_off(easy, CURLINFO_RETRY_AFTER))
+        return v > 0 ? v : nil
+    }
+
+    static func from(easy: UnsafeMutableRawPointer) -> Transfer? {
+        guard let p = ferry_easy_info_private(easy) else { return nil }
+        return Unmanaged<Transfer>.fromOpaque(p).takeUnretainedValue()
+    }
+
+    /// Reads a response header of the last response (after redirects).
+    func header(_ name: String) -> String? {
+        var h: UnsafeMutablePointer<curl_header>?
+        guard curl_easy_header(easy, name, 0, UInt32(CURLH_HEADER), -1, &h) == CURLHE_OK, let h else { return nil }
+        return String(cString: h.pointee.value)
+    }
+
+    /// Called once, before the first body byte (or at the end for an empty body).
+    func begin() -> Bool {
+        began = true
+        let status = httpStatus
+        var rangeStart: Int64?
+        var total: Int64?
+        if status == 206, let cr = header("Content-Range") {
+            // "bytes START-END/TOTAL"
+            let spec = cr.split(separator: " ").last.map(String.init) ?? ""
+            let parts = spec.split(separator: "/")
+            rangeStart = parts.first.flatMap { $0.split(separator: "-").first }.flatMap { Int64($0) }
+            total = parts.count == 2 ? Int64(parts[1]) : nil
+        } else {
+            let length = Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T))
+            total = length >= 0 ? length : nil
+        }
+        let decision = delegate?.transferBegan(self, status: status, contentRangeStart: rangeStart, totalLength: total,
+                                               etag: header("ETag"), lastModified: header("Last-Modified"),
+                                               contentDisposition: header("Content-Disposition")) ?? .reject("no delegate")
+        switch decision {
+        case .append:
+            return true
+        case .restartFromZero:
+            received = 0
+            if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
+            return true
+        case .reject(let why):
+            rejection = why
+            return false
+        }
+    }
+
+    private static let writeCallback: ferry_data_fn = { data, size, count, user in
+        let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        return me.write(data!, size * count)
+    }
+
+    private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        if !began && !begin() { return 0 }
+        var done = 0
+        while done < length {
+            let n = Glibc.write(fd, data + done, length - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                writeErrno = errno
+                return 0   // curl aborts with CURLE_WRITE_ERROR; the outcome carries errno
+            }
+            done += n
+        }
+        received += Int64(length)
+        bytesThisAttempt += Int64(length)
+        delegate?.transferProgressed(self, received: received)
+        return length
+    }
+
+    /// Forces the written bytes to disk (before a state that must survive a reboot).
+    func sync() { fsync(fd) }
+}

@@ -1,0 +1,70 @@
+import CGLib
+import FerryCore
+
+/// A synchronous connection to the agent, for the CLI and the client library.
+/// Calls block the calling thread; nothing here needs a running main loop.
+public final class BusClient: @unchecked Sendable {
+    public let connection: OpaquePointer
+    public var timeoutMilliseconds: Int32 = 30_000
+
+    /// Connects to the session bus (DBUS_SESSION_BUS_ADDRESS), or throws saying how to get one.
+    public init() throws {
+        var error: UnsafeMutablePointer<GError>?
+        guard let c = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            g_clear_error(&error)
+            throw FerryError(.failed, "no D-Bus session bus (\(message)). Ferry runs in a desktop session; in a bare shell or over ssh start one with: dbus-run-session -- $SHELL")
+        }
+        connection = c
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(connection)) }
+
+    /// Calls a method of dev.ferry.Agent1; D-Bus errors come back as FerryError.
+    public func call(_ method: String, _ args: [Value] = [], autoStart: Bool = true) throws -> [Value] {
+        try callRaw(destination: BusNames.agent, path: BusNames.path, interface: BusNames.interface,
+                    method: method, args: args, autoStart: autoStart)
+    }
+
+    public func callRaw(destination: String, path: String, interface: String, method: String,
+                        args: [Value], autoStart: Bool = true) throws -> [Value] {
+        var error: UnsafeMutablePointer<GError>?
+        let params = Value.tuple(args).makeGVariant()
+        let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
+        guard let reply = g_dbus_connection_call_sync(connection, destination, path, interface, method,
+                                                      params, nil, flags, timeoutMilliseconds, nil, &error) else {
+            throw Self.convert(error)
+        }
+        defer { g_variant_unref(reply) }
+        return Value(reply).tupleValue ?? []
+    }
+
+    /// Does some process own the agent's name right now?
+    public func agentIsRunning() -> Bool {
+        let reply = try? callRaw(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                 interface: "org.freedesktop.DBus", method: "NameHasOwner",
+                                 args: [.string(BusNames.agent)])
+        return reply?.first?.boolValue ?? false
+    }
+
+    /// Is the agent activatable by the bus (an installed service file)?
+    public func agentIsActivatable() -> Bool {
+        let reply = try? callRaw(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                 interface: "org.freedesktop.DBus", method: "ListActivatableNames", args: [])
+        return reply?.first.map { $0 == .strings([]) ? false : ($0.arrayValue ?? []).contains(.string(BusNames.agent)) } ?? false
+    }
+
+    static func convert(_ error: UnsafeMutablePointer<GError>?) -> FerryError {
+        guard let error else { return FerryError(.failed, "D-Bus call failed") }
+        defer { var e: UnsafeMutablePointer<GError>? = error; g_clear_error(&e) }
+        var name = ""
+        if let remote = g_dbus_error_get_remote_error(error) {
+            name = String(cString: remote)
+            g_free(remote)
+            g_dbus_error_strip_remote_error(error)
+        }
+        let message = String(cString: error.pointee.message)
+        if name.hasPrefix(FerryError.domain) { return FerryError(dbusName: name, message: message) }
+        return FerryError(.failed, name.isEmpty ? message : "\(message) (\(name))")
+    }
+}

@@ -1,0 +1,42 @@
+import FerryCore
+
+/// SessionEvent <-> the (seq, kind, task, data) tuples of FetchEvents.
+extension SessionEvent {
+    public var data: [String: Value] {
+        switch self {
+        case .progress(let received, let expected, let written):
+            return ["received": .int64(received), "expected": .int64(expected ?? -1), "written": .int64(written)]
+        case .resumed(let offset, let expected):
+            return ["offset": .int64(offset), "expected": .int64(expected ?? -1)]
+        case .finished(let file, let received):
+            return ["file": .string(file), "received": .int64(received)]
+        case .completed(let error, let errorName, let resumable):
+            return ["error": .string(error ?? ""), "error-name": .string(errorName ?? ""), "resumable": .bool(resumable)]
+        }
+    }
+
+    public init?(kind: String, data d: [String: Value]) {
+        func i(_ k: String) -> Int64 { d[k]?.int64Value ?? 0 }
+        func opt(_ k: String) -> Int64? { d[k]?.int64Value.flatMap { $0 < 0 ? nil : $0 } }
+        func s(_ k: String) -> String? { d[k]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        switch kind {
+        case "progress": self = .progress(received: i("received"), expected: opt("expected"), written: i("written"))
+        case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
+        case "finished": self = .finished(file: s("file") ?? "", received: i("received"))
+        case "completed": self = .completed(error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)
+        default: return nil
+        }
+    }
+}
+
+extension QueuedEvent {
+    public var busValue: Value {
+        .tuple([.uint64(seq), .string(event.kind), .uint64(UInt64(task)), .dict(event.data)])
+    }
+    public init?(busValue: Value) {
+        guard let t = busValue.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
+              let task = t[2].int64Value, let data = t[3].dictValue,
+              let event = SessionEvent(kind: kind, data: data) else { return nil }
+        self.init(seq: seq, task: task, event: event)
+    }
+}

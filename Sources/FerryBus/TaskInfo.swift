@@ -1,0 +1,59 @@
+import FerryCore
+
+/// The task as the API shows it (a{sv} over D-Bus, JSON in the CLI).
+public struct TaskInfo: Sendable, Equatable {
+    public var id: Int64
+    public var session: String
+    public var url: String
+    public var state: TaskState
+    public var received: Int64
+    public var expected: Int64?
+    public var file: String?
+    public var error: String?
+    public var errorName: String?
+    public var reason: WaitReason?
+    public var description: String
+    public var attempts: Int
+    public var retryAt: Int64?
+    public var created: Int64
+    public var updated: Int64
+
+    public init(_ r: TaskRecord) {
+        id = r.id; session = r.session; url = DownloadURL.printable(r.url); state = r.state
+        received = r.received; expected = r.expected; file = r.file; error = r.error; errorName = r.errorName
+        reason = r.reason; description = r.description; attempts = r.attempts; retryAt = r.retryAt
+        created = r.created; updated = r.updated
+    }
+
+    public var dictionary: [String: Value] {
+        var d: [String: Value] = [
+            "id": .uint64(UInt64(id)), "session": .string(session), "url": .string(url),
+            "state": .string(state.rawValue), "received": .int64(received), "expected": .int64(expected ?? -1),
+            "file": .string(file ?? ""), "error": .string(error ?? ""), "error-name": .string(errorName ?? ""),
+            "reason": .string(reason?.rawValue ?? ""), "description": .string(description),
+            "attempts": .uint32(UInt32(clamping: attempts)), "created": .int64(created), "updated": .int64(updated),
+        ]
+        if let retryAt { d["retry-at"] = .int64(retryAt) }
+        return d
+    }
+
+    public init?(_ d: [String: Value]) {
+        guard let id = d["id"]?.int64Value, let stateName = d["state"]?.stringValue,
+              let state = TaskState(rawValue: stateName) else { return nil }
+        self.id = id
+        self.state = state
+        session = d["session"]?.stringValue ?? ""
+        url = d["url"]?.stringValue ?? ""
+        received = d["received"]?.int64Value ?? 0
+        expected = d["expected"]?.int64Value.flatMap { $0 < 0 ? nil : $0 }
+        file = d["file"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        error = d["error"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        errorName = d["error-name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        reason = d["reason"]?.stringValue.flatMap { WaitReason(rawValue: $0) }
+        description = d["description"]?.stringValue ?? ""
+        attempts = Int(d["attempts"]?.int64Value ?? 0)
+        retryAt = d["retry-at"]?.int64Value
+        created = d["created"]?.int64Value ?? 0
+        updated = d["updated"]?.int64Value ?? 0
+    }
+}

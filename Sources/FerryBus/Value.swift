@@ -1,0 +1,175 @@
+import CGLib
+import CFerryShim
+
+/// A D-Bus value in Swift terms: the one place GVariants are built and read.
+public indirect enum Value: Sendable, Equatable {
+    case string(String)
+    case bool(Bool)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    case bytes([UInt8])
+    case strings([String])
+    /// a{sv}
+    case dict([String: Value])
+    /// a{ss}
+    case stringDict([String: String])
+    /// Any other homogeneous array; `elementType` is its GVariant element type.
+    case array([Value], elementType: String)
+    case tuple([Value])
+
+    public var typeString: String {
+        switch self {
+        case .string: return "s"
+        case .bool: return "b"
+        case .int32: return "i"
+        case .uint32: return "u"
+        case .int64: return "x"
+        case .uint64: return "t"
+        case .double: return "d"
+        case .bytes: return "ay"
+        case .strings: return "as"
+        case .dict: return "a{sv}"
+        case .stringDict: return "a{ss}"
+        case .array(_, let t): return "a" + t
+        case .tuple(let items): return "(" + items.map(\.typeString).joined() + ")"
+        }
+    }
+
+    /// A new floating GVariant.
+    public func makeGVariant() -> OpaquePointer {
+        switch self {
+        case .string(let s): return g_variant_new_string(s)
+        case .bool(let b): return g_variant_new_boolean(b ? 1 : 0)
+        case .int32(let v): return g_variant_new_int32(v)
+        case .uint32(let v): return g_variant_new_uint32(v)
+        case .int64(let v): return g_variant_new_int64(gint64(v))
+        case .uint64(let v): return g_variant_new_uint64(guint64(v))
+        case .double(let v): return g_variant_new_double(v)
+        case .bytes(let b):
+            return b.withUnsafeBytes { g_variant_new_fixed_array(ferry_variant_type("y"), $0.baseAddress, gsize(b.count), 1) }
+        case .strings(let list):
+            return Self.build("as", list.map { Value.string($0) })
+        case .dict(let d):
+            let builder = g_variant_builder_new(ferry_variant_type("a{sv}"))
+            for key in d.keys.sorted() {
+                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_variant(d[key]!.makeGVariant())))
+            }
+            defer { g_variant_builder_unref(builder) }
+            return g_variant_builder_end(builder)
+        case .stringDict(let d):
+            let builder = g_variant_builder_new(ferry_variant_type("a{ss}"))
+            for key in d.keys.sorted() {
+                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(d[key]!)))
+            }
+            defer { g_variant_builder_unref(builder) }
+            return g_variant_builder_end(builder)
+        case .array(let items, let t):
+            return Self.build("a" + t, items)
+        case .tuple(let items):
+            var children: [OpaquePointer?] = items.map { $0.makeGVariant() }
+            return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize(items.count)) }
+        }
+    }
+
+    private static func build(_ type: String, _ items: [Value]) -> OpaquePointer {
+        let builder = g_variant_builder_new(ferry_variant_type(type))
+        defer { g_variant_builder_unref(builder) }
+        for item in items { g_variant_builder_add_value(builder, item.makeGVariant()) }
+        return g_variant_builder_end(builder)
+    }
+
+    /// Reads any GVariant (not consumed). Variants are unwrapped.
+    public init(_ v: OpaquePointer) {
+        let type = String(cString: g_variant_get_type_string(v))
+        switch type {
+        case "s", "o", "g": self = .string(String(cString: g_variant_get_string(v, nil)))
+        case "b": self = .bool(g_variant_get_boolean(v) != 0)
+        case "i": self = .int32(g_variant_get_int32(v))
+        case "u": self = .uint32(g_variant_get_uint32(v))
+        case "x": self = .int64(Int64(g_variant_get_int64(v)))
+        case "t": self = .uint64(UInt64(g_variant_get_uint64(v)))
+        case "n": self = .int32(Int32(g_variant_get_int16(v)))
+        case "q": self = .uint32(UInt32(g_variant_get_uint16(v)))
+        case "y": self = .uint32(UInt32(g_variant_get_byte(v)))
+        case "d": self = .double(g_variant_get_double(v))
+        case "v":
+            let inner = g_variant_get_variant(v)!
+            defer { g_variant_unref(inner) }
+            self = Value(inner)
+        case "ay":
+            var n: gsize = 0
+            let p = g_variant_get_fixed_array(v, &n, 1)
+            self = .bytes(n == 0 || p == nil ? [] : Array(UnsafeRawBufferPointer(start: p, count: Int(n))))
+        default:
+            let children = Self.children(v)
+            if type.hasPrefix("(") {
+                self = .tuple(children)
+            } else if type == "as" {
+                self = .strings(children.compactMap(\.stringValue))
+            } else if type.hasPrefix("a{s") {
+                var d: [String: Value] = [:]
+                for case .tuple(let kv) in children where kv.count == 2 {
+                    if let k = kv[0].stringValue { d[k] = kv[1] }
+                }
+                if type == "a{ss}" {
+                    self = .stringDict(d.compactMapValues(\.stringValue))
+                } else {
+                    self = .dict(d)
+                }
+            } else if type.hasPrefix("a") {
+                self = .array(children, elementType: String(type.dropFirst()))
+            } else if type.hasPrefix("{") {
+                self = .tuple(children)
+            } else {
+                self = .string("")
+            }
+        }
+    }
+
+    static func children(_ v: OpaquePointer) -> [Value] {
+        let n = Int(g_variant_n_children(v))
+        var out: [Value] = []
+        out.reserveCapacity(n)
+        for i in 0..<n {
+            let c = g_variant_get_child_value(v, gsize(i))!
+            out.append(Value(c))
+            g_variant_unref(c)
+        }
+        return out
+    }
+
+    // Typed accessors: nil when the value has another type.
+    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var int64Value: Int64? {
+        switch self {
+        case .int64(let v): return v
+        case .int32(let v): return Int64(v)
+        case .uint32(let v): return Int64(v)
+        case .uint64(let v): return v <= UInt64(Int64.max) ? Int64(v) : nil
+        default: return nil
+        }
+    }
+    public var uint64Value: UInt64? {
+        switch self {
+        case .uint64(let v): return v
+        case .uint32(let v): return UInt64(v)
+        case .int64(let v): return v >= 0 ? UInt64(v) : nil
+        case .int32(let v): return v >= 0 ? UInt64(v) : nil
+        default: return nil
+        }
+    }
+    public var dictValue: [String: Value]? { if case .dict(let d) = self { return d }; return nil }
+    public var bytesValue: [UInt8]? { if case .bytes(let b) = self { return b }; return nil }
+    public var arrayValue: [Value]? {
+        switch self {
+        case .array(let a, _): return a
+        case .strings(let s): return s.map { .string($0) }
+        default: return nil
+        }
+    }
+    public var tupleValue: [Value]? { if case .tuple(let t) = self { return t }; return nil }
+}
