@@ -1,0 +1,144 @@
+import CFerryShim
+import CGLib
+import FerryBus
+import FerryCore
+import Logging
+
+/// Owns dev.ferry.Agent1 on the session bus and exports the interface compiled in from
+/// desktop/dev.ferry.Agent1.xml. GDBus checks every call's signature against that XML, so a
+/// malformed call is refused before it reaches the agent (org.freedesktop.DBus.Error.InvalidArgs).
+public final class BusService {
+    public enum Outcome { case acquired, nameTaken, noBus }
+
+    let agent: Agent
+    let log: Logger
+    var connection: OpaquePointer?
+    private var ownerID: UInt32 = 0
+    private var registrationID: UInt32 = 0
+    private let nodeInfo: UnsafeMutablePointer<GDBusNodeInfo>
+    private var onOutcome: (Outcome) -> Void = { _ in }
+
+    public init(agent: Agent, logger: Logger) throws {
+        self.agent = agent
+        self.log = logger
+        var error: UnsafeMutablePointer<GError>?
+        guard let info = g_dbus_node_info_new_for_xml(ferry_agent_interface_xml(), &error) else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "?"
+            throw FerryError(.failed, "the compiled-in interface XML does not parse: \(message)")
+        }
+        nodeInfo = info
+        agent.onEventsAvailable = { [unowned self] session, seq in
+            self.emit("EventsAvailable", [.string(session), .uint64(seq)])
+        }
+        agent.onTaskChanged = { [unowned self] id, state in
+            self.emit("TaskChanged", [.uint64(UInt64(id)), .string(state.rawValue)])
+        }
+    }
+
+    /// Asks the bus for the name; `outcome` is called from the loop.
+    public func own(replace: Bool, outcome: @escaping (Outcome) -> Void) {
+        onOutcome = outcome
+        var flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT.rawValue | G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE.rawValue
+        if replace { flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE.rawValue }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        ownerID = g_bus_own_name(G_BUS_TYPE_SESSION, BusNames.agent, GBusNameOwnerFlags(flags),
+                                 BusService.busAcquired, BusService.nameAcquired, BusService.nameLost, me, nil)
+    }
+
+    public func flush() {
+        if let c = connection { g_dbus_connection_flush_sync(c, nil, nil) }
+    }
+
+    private static let busAcquired: GBusAcquiredCallback = { conn, _, user in
+        let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
+        me.connection = conn
+        me.register(conn!)
+    }
+    private static let nameAcquired: GBusNameAcquiredCallback = { _, _, user in
+        Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().onOutcome(.acquired)
+    }
+    private static let nameLost: GBusNameLostCallback = { conn, _, user in
+        let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
+        me.onOutcome(conn == nil ? .noBus : .nameTaken)
+    }
+
+    private func register(_ conn: OpaquePointer) {
+        var vtable = GDBusInterfaceVTable()
+        vtable.method_call = BusService.methodCall
+        vtable.get_property = BusService.getProperty
+        let iface = g_dbus_node_info_lookup_interface(nodeInfo, BusNames.interface)
+        var error: UnsafeMutablePointer<GError>?
+        registrationID = g_dbus_connection_register_object(conn, BusNames.path, iface, &vtable,
+                                                           Unmanaged.passUnretained(self).toOpaque(), nil, &error)
+        if registrationID == 0 {
+            log.critical("cannot export \(BusNames.path): \(error.map { String(cString: $0.pointee.message) } ?? "?")")
+        }
+    }
+
+    private static let getProperty: GDBusInterfaceGetPropertyFunc = { _, _, _, _, name, _, _ in
+        guard let name, String(cString: name) == "Version" else { return nil }
+        return Value.string(AgentVersion.string).makeGVariant()
+    }
+
+    private static let methodCall: GDBusInterfaceMethodCallFunc = { _, sender, _, _, method, params, invocation, user in
+        let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
+        let name = String(cString: method!)
+        let args = params.map { Value($0).tupleValue ?? [] } ?? []
+        do {
+            let reply = try me.dispatch(name, args)
+            g_dbus_method_invocation_return_value(invocation, Value.tuple(reply).makeGVariant())
+        } catch let e as FerryError {
+            g_dbus_method_invocation_return_dbus_error(invocation, e.dbusName, e.message)
+        } catch {
+            me.log.error("\(name) failed: \(error)")
+            g_dbus_method_invocation_return_dbus_error(invocation, FerryError(.failed, "").dbusName, "internal error: \(error)")
+        }
+    }
+
+    /// One line per method: unpack the (already type-checked) arguments, call the agent, pack the reply.
+    func dispatch(_ method: String, _ a: [Value]) throws -> [Value] {
+        func s(_ i: Int) -> String { a[i].stringValue ?? "" }
+        func t(_ i: Int) -> Int64 { a[i].int64Value ?? 0 }
+        func u(_ i: Int) -> Int { Int(a[i].int64Value ?? 0) }
+        func d(_ i: Int) -> [String: Value] { a[i].dictValue ?? [:] }
+        switch method {
+        case "OpenSession":
+            return [.dict(try agent.openSession(s(0), d(1)))]
+        case "CreateDownload":
+            return [.uint64(UInt64(try agent.createDownloads(session: s(0), [(s(1), d(2))])[0]))]
+        case "CreateDownloads":
+            let requests: [(String, [String: Value])] = (a[1].arrayValue ?? []).map { item in
+                let pair = item.tupleValue ?? []
+                return (pair.first?.stringValue ?? "", pair.count > 1 ? pair[1].dictValue ?? [:] : [:])
+            }
+            guard !requests.isEmpty else { throw FerryError(.invalidArgument, "no requests given") }
+            return [.array(try agent.createDownloads(session: s(0), requests).map { .uint64(UInt64($0)) }, elementType: "t")]
+        case "CreateDownloadFromResumeData":
+            return [.uint64(UInt64(try agent.createFromResumeData(session: s(0), a[1].bytesValue ?? [], d(2))))]
+        case "ListTasks":
+            let list = try agent.listTasks(session: s(0), after: t(1), limit: u(2))
+            return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
+        case "GetTask":
+            return [.dict(TaskInfo(try agent.task(t(0))).dictionary)]
+        case "Pause": try agent.pause(t(0)); return []
+        case "Resume": try agent.resume(t(0)); return []
+        case "Cancel": try agent.cancel(t(0)); return []
+        case "CancelProducingResumeData":
+            return [.bytes(try agent.cancelProducingResumeData(t(0)))]
+        case "FetchEvents":
+            let events = try agent.fetchEvents(session: s(0), after: a[1].uint64Value ?? 0, limit: u(2))
+            return [.array(events.map(\.busValue), elementType: "(tsta{sv})")]
+        case "AcknowledgeEvents":
+            try agent.acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0); return []
+        case "GetStatus":
+            return [.dict(try agent.status())]
+        default:
+            throw FerryError(.invalidArgument, "unknown method \(method)")
+        }
+    }
+
+    func emit(_ signal: String, _ args: [Value]) {
+        guard let c = connection else { return }
+        g_dbus_connection_emit_signal(c, nil, BusNames.path, BusNames.interface, signal, Value.tuple(args).makeGVariant(), nil)
+    }
+}
