@@ -36,6 +36,12 @@ struct FerryDaemon: ParsableCommand {
     func run() throws {
         umask(0o077)   // everything the agent creates is private: dirs 0700, files 0600
         signal(SIGPIPE, SIG_IGN)
+        // A parent may hand us a blocked signal mask (Foundation's Process does): unblock the
+        // signals we shut down on, or SIGTERM would never reach the loop.
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, sig) }
+        sigprocmask(SIG_UNBLOCK, &mask, nil)
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)

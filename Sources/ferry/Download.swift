@@ -1,0 +1,87 @@
+import ArgumentParser
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+
+struct Download: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Queue a download; prints the new task id.")
+
+    @Argument(help: "The http or https URL to download.")
+    var url: String
+    @Option(help: "Folder for the finished file (default: your download folder).")
+    var dir: String?
+    @Option(help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').")
+    var output: String?
+    @Option(help: "Session to queue the task in (default: the CLI's own session).")
+    var session: String?
+    @Option(help: "Expected SHA-256 of the file, in hex; a mismatch fails the task.")
+    var sha256: String?
+    @Option(help: "A note stored with the task.")
+    var description: String?
+    @Flag(help: "Wait until the file is complete (progress bar on a terminal); exit 0 on success.")
+    var wait = false
+
+    func validate() throws {
+        if dir != nil && output != nil { throw ValidationError("give either --dir or --output, not both") }
+    }
+
+    func run() throws {
+        let agent = try AgentConnection()
+        let sessionID = session ?? AgentConnection.cliSession
+        if session == nil { try agent.openCLISession() }
+        var options: [String: Value] = [:]
+        let cwd = FileManager.default.currentDirectoryPath
+        func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
+        if let dir { options["directory"] = .string(absolute(dir)) }
+        if let output { options["output"] = .string(absolute(output)) }
+        if let sha256 { options["sha256"] = .string(sha256) }
+        if let description { options["description"] = .string(description) }
+        let id: Int64
+        do {
+            let reply = try agent.client.call("CreateDownload", [.string(sessionID), .string(url), .dict(options)])
+            id = reply.first?.int64Value ?? 0
+        } catch let e as FerryError {
+            Output.error(e.message)
+            throw ExitCode(2)
+        }
+        print(id)
+        fflush(stdout)
+        if wait { try Self.waitFor(id, agent: agent) }
+    }
+
+    /// Follows one task until it ends. Exit 0 when complete, 1 otherwise.
+    static func waitFor(_ id: Int64, agent: AgentConnection) throws {
+        let bar = Output.stderrIsTerminal
+        var lastReason: WaitReason?
+        while true {
+            let t = try agent.task(id)
+            if bar {
+                FileHandle.standardError.write(Data("\r\u{1B}[K\(progressBar(t))".utf8))
+            } else if t.state == .waiting, t.reason != lastReason, let r = t.reason {
+                Output.error("task \(id) waiting (\(r.rawValue)): \(t.error ?? "")")
+            }
+            lastReason = t.reason
+            switch t.state {
+            case .completed:
+                if bar { FileHandle.standardError.write(Data("\n".utf8)) }
+                return
+            case .failed, .canceled:
+                if bar { FileHandle.standardError.write(Data("\n".utf8)) }
+                Output.error("task \(id) \(t.state.rawValue): \(t.error ?? "unknown error")")
+                throw ExitCode(1)
+            default:
+                usleep(100_000)
+            }
+        }
+    }
+
+    static func progressBar(_ t: TaskInfo) -> String {
+        let width = 30
+        guard let e = t.expected, e > 0 else { return "\(Output.stateText(t)) \(Output.bytes(t.received))" }
+        let filled = min(width, Int(Double(t.received) / Double(e) * Double(width)))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+            + Output.progress(t) + (t.state == .running ? "" : " " + Output.stateText(t))
+    }
+}

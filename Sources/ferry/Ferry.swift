@@ -1,0 +1,12 @@
+import ArgumentParser
+
+@main
+struct FerryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ferry",
+        abstract: "Background downloads that survive logout, crashes and reboots.",
+        discussion: "Talks to the ferryd agent on the D-Bus session bus, starting it when needed.",
+        version: "0.1.0",
+        subcommands: [Download.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
+                      Watch.self, Status.self])
+}

@@ -1,0 +1,63 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+
+/// How tasks look on a terminal and in JSON. The JSON keys are a contract for scripts.
+enum Output {
+    static func json(_ t: TaskInfo) -> [String: Any] {
+        func orNull<T>(_ v: T?) -> Any { v.map { $0 as Any } ?? NSNull() }
+        return ["id": t.id, "session": t.session, "url": t.url, "state": t.state.rawValue,
+                "received": t.received, "expected": orNull(t.expected), "file": orNull(t.file),
+                "error": orNull(t.error), "reason": orNull(t.reason?.rawValue), "description": t.description,
+                "attempts": t.attempts, "created": t.created / 1_000_000, "updated": t.updated / 1_000_000]
+    }
+
+    static func printJSON(_ object: Any) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    static func bytes(_ n: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var v = Double(n)
+        var i = 0
+        while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
+        return i == 0 ? "\(n) B" : String(format: "%.1f %@", v, units[i])
+    }
+
+    static func progress(_ t: TaskInfo) -> String {
+        if let e = t.expected, e > 0 {
+            return String(format: "%3d%% %@/%@", Int(Double(t.received) * 100 / Double(e)), bytes(t.received), bytes(e))
+        }
+        return bytes(t.received)
+    }
+
+    static func stateText(_ t: TaskInfo) -> String {
+        if t.state == .waiting, let r = t.reason { return "waiting (\(r.rawValue))" }
+        return t.state.rawValue
+    }
+
+    static func line(_ t: TaskInfo) -> String {
+        let target = t.file ?? t.url
+        return "\(String(t.id).padding(toLength: 6, withPad: " ", startingAt: 0)) \(stateText(t).padding(toLength: 17, withPad: " ", startingAt: 0)) \(progress(t).padding(toLength: 24, withPad: " ", startingAt: 0)) \(target)"
+    }
+
+    static let header = "ID     STATE             PROGRESS                 FILE/URL"
+
+    static func detail(_ t: TaskInfo) -> String {
+        var lines = ["Task \(t.id)", "  session:  \(t.session)", "  url:      \(t.url)",
+                     "  state:    \(stateText(t))", "  progress: \(progress(t))"]
+        if let f = t.file { lines.append("  file:     \(f)") }
+        if let e = t.error { lines.append("  error:    \(e)") }
+        if !t.description.isEmpty { lines.append("  note:     \(t.description)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static var stdoutIsTerminal: Bool { isatty(1) == 1 }
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data("ferry: \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,104 @@
+import ArgumentParser
+import FerryBus
+import FerryCore
+import Foundation
+
+/// Runs a request; agent errors become a message on stderr and exit status 1.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do { try body() } catch let e as FerryError {
+        Output.error(e.message)
+        throw ExitCode(1)
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List tasks.")
+    @Flag(help: "Print JSON (an array of task objects).") var json = false
+    @Option(help: "Only this session's tasks.") var session: String?
+
+    func run() throws {
+        try reportingErrors {
+            let tasks = try AgentConnection().allTasks(session: session)
+            if json { return try Output.printJSON(tasks.map(Output.json)) }
+            print(Output.header)
+            for t in tasks { print(Output.line(t)) }
+        }
+    }
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one task (live figures).")
+    @Argument(help: "Task id.") var id: Int64
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let t = try AgentConnection().task(id)
+            if json { try Output.printJSON(Output.json(t)) } else { print(Output.detail(t)) }
+        }
+    }
+}
+
+struct Pause: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pause a task (its bytes are kept).")
+    @Argument(help: "Task id.") var id: Int64
+    func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Pause", [.uint64(UInt64(id))]) } }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Resume a paused (or failed) task.")
+    @Argument(help: "Task id.") var id: Int64
+    func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Resume", [.uint64(UInt64(id))]) } }
+}
+
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cancel a task and discard its partial bytes.")
+    @Argument(help: "Task id.") var id: Int64
+    func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Cancel", [.uint64(UInt64(id))]) } }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Agent version, task counts by state, store path.")
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let reply = try AgentConnection().client.call("GetStatus")
+            let d = reply.first?.dictValue ?? [:]
+            let counts = (d["tasks"]?.dictValue ?? [:]).mapValues { $0.int64Value ?? 0 }
+            let version = d["version"]?.stringValue ?? "?"
+            let store = d["store"]?.stringValue ?? "?"
+            let running = d["running"]?.int64Value ?? 0
+            if json {
+                return try Output.printJSON(["version": version, "store": store, "tasks": counts,
+                                             "running": running, "pid": d["pid"]?.int64Value ?? 0])
+            }
+            print("ferryd \(version), store \(store)")
+            for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }
+        }
+    }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Live view of active tasks (Ctrl-C to leave).")
+    @Option(help: "Only this session's tasks.") var session: String?
+    @Flag(help: "Leave when no task is active.") var exitWhenIdle = false
+
+    func run() throws {
+        try reportingErrors {
+            let agent = try AgentConnection()
+            let terminal = Output.stdoutIsTerminal
+            while true {
+                let active = try agent.allTasks(session: session).filter { !$0.state.isFinal }
+                var screen = terminal ? "\u{1B}[H\u{1B}[2J" : ""
+                screen += Output.header + "\n"
+                for t in active { screen += Output.line(t) + "\n" }
+                if active.isEmpty { screen += "(no active transfers)\n" }
+                print(screen, terminator: "")
+                fflush(stdout)
+                if exitWhenIdle && active.isEmpty { return }
+                usleep(terminal ? 500_000 : 2_000_000)
+            }
+        }
+    }
+}

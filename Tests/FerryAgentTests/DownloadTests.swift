@@ -1,0 +1,136 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// The real agent on a private bus against real HTTP servers on loopback.
+@Suite(.serialized) struct DownloadTests {
+    @Test func downloadFromNginxIsByteExact() throws {
+        let h = try Harness()
+        try h.startNginx()
+        try h.startAgent()
+        let data = try h.makeFile("report.pdf", size: 3_000_000)
+        let r = try h.ferry("download", "http://127.0.0.1:\(h.nginxPort)/report.pdf", "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let info = try h.show(id)
+        #expect(info["state"] as? String == "completed")
+        #expect(info["received"] as? Int == 3_000_000)
+        #expect(info["expected"] as? Int == 3_000_000)
+        #expect(info["error"] is NSNull)
+        let file = try #require(info["file"] as? String)
+        #expect(file == h.downloads + "/report.pdf")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == data)
+        var st = stat()
+        #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(stat(h.state, &st) == 0 && st.st_mode & 0o777 == 0o700)
+        #expect(stat(h.state + "/ferry.sqlite3", &st) == 0 && st.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func existingFileIsNeverOverwritten() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("a.txt", size: 1000)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: h.downloads + "/a.txt"))
+        let r = try h.ferry("download", h.faultURL("a.txt"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try String(contentsOfFile: h.downloads + "/a.txt", encoding: .utf8) == "mine")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/a (1).txt")) == data)
+        // --output to an existing path also keeps the old file.
+        let o = try h.ferry("download", h.faultURL("a.txt"), "--output", h.downloads + "/a.txt", "--wait")
+        #expect(o.status == 0, "\(o.stderr)")
+        #expect(try String(contentsOfFile: h.downloads + "/a.txt", encoding: .utf8) == "mine")
+        #expect(FileManager.default.fileExists(atPath: h.downloads + "/a (2).txt"))
+    }
+
+    @Test func killNineMidDownloadResumesWithOnlyTheMissingBytes() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let size = 2_000_000, holdAt = 700_000
+        let data = try h.makeFile("big.bin", size: size)
+        let r = try h.ferry("download", h.faultURL("big.bin", "hold=\(holdAt)"))
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        // The server stops sending at holdAt; wait until the agent has written all of it.
+        try h.eventually("agent received \(holdAt) bytes") { (try h.show(id)["received"] as? Int) == holdAt }
+        h.killAgent(signal: SIGKILL)
+        try h.releaseHolds()
+        try h.startAgent()
+        let w = try h.ferry("download", h.faultURL("big.bin"), "--wait")   // a second, unrelated download
+        #expect(w.status == 0)
+        try h.eventually("task \(id) completed") { (try h.show(id)["state"] as? String) == "completed" }
+        let file = try #require(try h.show(id)["file"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == data)
+        let requests = try h.serverLog().filter { $0.path == "/big.bin" && $0.query.hasPrefix("hold") }
+        #expect(requests.count == 2)
+        #expect(requests.first?.range == nil)
+        #expect(requests.last?.rangeStart == holdAt, "second request: \(String(describing: requests.last))")
+        #expect(requests.last?.if_range != nil)
+        #expect(requests.last?.sent == size - holdAt)
+    }
+
+    @Test func serverIgnoringRangeStillGivesTheRightBytes() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("n.bin", size: 500_000)
+        let r = try h.ferry("download", h.faultURL("n.bin", "norange=1&drop=200000"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: h.downloads)
+        #expect(files == ["n.bin"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/n.bin")) == data)
+        let log = try h.serverLog()
+        #expect(log.count == 2)
+        #expect(log.last?.rangeStart == 200_000)   // it asked for the rest…
+        #expect(log.last?.status == 200)          // …got the whole entity, and restarted cleanly
+    }
+
+    @Test func changedETagRestartsFromZero() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("e.bin", size: 400_000)
+        let r = try h.ferry("download", h.faultURL("e.bin", "etag=changing&drop=100000"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/e.bin")) == data)
+        let log = try h.serverLog()
+        #expect(log.count == 2)
+        #expect(log.last?.if_range == "\"v1-\(log.last!.if_range!.dropFirst(4).dropLast())\"")
+        #expect(log.last?.status == 200)
+    }
+
+    @Test func retryAfterIsHonoured() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()   // retry base 100 ms: without Retry-After it would come back at once
+        try h.makeFile("r.bin", size: 1000)
+        let r = try h.ferry("download", h.faultURL("r.bin", "status=503&times=1&retry_after=2"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        let log = try h.serverLog()
+        #expect(log.map(\.status) == [503, 200])
+        #expect(log[1].start - log[0].end! >= 1.9, "retried after \(log[1].start - log[0].end!) s")
+    }
+
+    @Test func notFoundFailsWithAClearReason() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let r = try h.ferry("download", h.faultURL("missing.bin"), "--wait")
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("404"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads).isEmpty)
+    }
+
+    @Test func checksumMismatchFails() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("c.bin", size: 1000)
+        let r = try h.ferry("download", h.faultURL("c.bin"), "--sha256", String(repeating: "0", count: 64), "--wait")
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("SHA-256 mismatch"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads).isEmpty)
+    }
+}

@@ -1,0 +1,284 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// Real parts for integration tests: a private dbus-daemon, the real ferryd and ferry binaries,
+/// nginx and the fault-injecting HTTP server, all on loopback in a temporary folder.
+final class Harness: @unchecked Sendable {
+    let root: String
+    let www: String
+    let downloads: String
+    let state: String
+    var busAddress = ""
+    private var dbus: Process?
+    private(set) var agent: Process?
+    private var faultServer: Process?
+    private var nginx: Process?
+    private(set) var faultPort = 0
+    private(set) var nginxPort = 0
+
+    static var buildDirectory: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        // swift test runs <build>/FerryPackageTests.xctest
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("ferryd").path), dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.path
+    }
+    static var ferryd: String { buildDirectory + "/ferryd" }
+    static var ferry: String { buildDirectory + "/ferry" }
+    static var packageRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    init() throws {
+        var template = Array("/tmp/ferry-test-XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else { throw FerryError(.failed, "mkdtemp") }
+        root = String(cString: p)
+        www = root + "/www"; downloads = root + "/downloads"; state = root + "/state"
+        for d in [www, downloads, root + "/home", root + "/nginx/logs"] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        }
+        try startBus()
+    }
+
+    deinit {
+        // Children of Foundation's Process start with signals blocked: SIGKILL is the only sure stop.
+        for p in [agent, faultServer, nginx, dbus] {
+            if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        env["HOME"] = root + "/home"
+        env["XDG_STATE_HOME"] = root + "/home/.local/state"
+        env["XDG_CONFIG_HOME"] = root + "/home/.config"
+        env["XDG_DATA_HOME"] = root + "/home/.local/share"
+        env["XDG_DATA_DIRS"] = root + "/nonexistent"   // no system-wide service files
+        return env
+    }
+
+    private func startBus() throws {
+        let config = root + "/bus.conf"
+        try """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:dir=\(root)</listen>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>
+          </policy>
+        </busconfig>
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        p.arguments = ["--config-file=\(config)", "--nofork", "--print-address=1"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        dbus = p
+        busAddress = try Self.readLine(out).trimmingCharacters(in: .whitespacesAndNewlines)
+        setenv("DBUS_SESSION_BUS_ADDRESS", busAddress, 1)
+    }
+
+    static func readLine(_ pipe: Pipe) throws -> String {
+        var bytes: [UInt8] = []
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        var c: UInt8 = 0
+        while read(fd, &c, 1) == 1 {
+            if c == UInt8(ascii: "\n") { break }
+            bytes.append(c)
+        }
+        guard !bytes.isEmpty else { throw FerryError(.failed, "child printed nothing") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: The agent
+
+    /// Starts ferryd and waits until it owns its name on the bus.
+    func startAgent(_ extra: [String] = []) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.ferryd)
+        p.arguments = ["--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
+                       "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug"] + extra
+        p.environment = environment
+        let log = FileHandle(forWritingAtPath: root + "/agent.log") ?? {
+            FileManager.default.createFile(atPath: root + "/agent.log", contents: nil)
+            return FileHandle(forWritingAtPath: root + "/agent.log")!
+        }()
+        log.seekToEndOfFile()
+        p.standardOutput = log
+        p.standardError = log
+        try p.run()
+        agent = p
+        try waitForName()
+    }
+
+    func waitForName() throws {
+        let r = try run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", BusNames.agent])
+        guard r.status == 0 else { throw FerryError(.failed, "agent did not appear on the bus: \(r.stderr) \(agentLog)") }
+    }
+
+    var agentLog: String { (try? String(contentsOfFile: root + "/agent.log", encoding: .utf8)) ?? "" }
+
+    func killAgent(signal: Int32 = SIGKILL) {
+        guard let agent, agent.isRunning else { return }
+        kill(agent.processIdentifier, signal)
+        agent.waitUntilExit()
+    }
+
+    // MARK: HTTP servers
+
+    func startFaultServer() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [Self.packageRoot + "/Tests/Support/faultserver.py", "--root", www]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        faultServer = p
+        faultPort = Int(try Self.readLine(out)) ?? 0
+    }
+
+    func startNginx() throws {
+        nginxPort = try Self.freePort()
+        let conf = root + "/nginx/nginx.conf"
+        try """
+        daemon off;
+        master_process off;
+        worker_processes 1;
+        pid \(root)/nginx/nginx.pid;
+        error_log \(root)/nginx/logs/error.log;
+        events { worker_connections 64; }
+        http {
+            access_log \(root)/nginx/logs/access.log;
+            client_body_temp_path \(root)/nginx/tmp;
+            proxy_temp_path \(root)/nginx/tmp;
+            fastcgi_temp_path \(root)/nginx/tmp;
+            uwsgi_temp_path \(root)/nginx/tmp;
+            scgi_temp_path \(root)/nginx/tmp;
+            server {
+                listen 127.0.0.1:\(nginxPort);
+                root \(www);
+            }
+        }
+        """.write(toFile: conf, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        p.arguments = ["-p", root + "/nginx", "-c", conf]
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        nginx = p
+        // nginx has no readiness signal: wait until it accepts a connection.
+        try eventually("nginx listening") { Self.canConnect(self.nginxPort) }
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: UInt16(port).bigEndian, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        return withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+
+    func faultURL(_ name: String, _ query: String = "") -> String {
+        "http://127.0.0.1:\(faultPort)/\(name)" + (query.isEmpty ? "" : "?" + query)
+    }
+
+    struct Request: Decodable {
+        var path: String; var query: String; var range: String?; var if_range: String?
+        var status: Int; var sent: Int; var start: Double; var end: Double?; var held: Int?
+        var rangeStart: Int? { range.flatMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") } }
+    }
+
+    func serverLog() throws -> [Request] {
+        let r = try run("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(faultPort)/_log"])
+        return try JSONDecoder().decode([Request].self, from: Data(r.stdout.utf8))
+    }
+
+    func releaseHolds() throws {
+        _ = try run("/usr/bin/curl", ["-s", "-X", "POST", "http://127.0.0.1:\(faultPort)/_release"])
+    }
+
+    /// A file of pseudo-random bytes in the web root.
+    @discardableResult
+    func makeFile(_ name: String, size: Int) throws -> Data {
+        var g = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: size)
+        for i in stride(from: 0, to: size, by: 8) {
+            var v = g.next()
+            withUnsafeBytes(of: &v) { raw in for j in 0..<min(8, size - i) { bytes[i + j] = raw[j] } }
+        }
+        let data = Data(bytes)
+        try data.write(to: URL(fileURLWithPath: www + "/" + name))
+        return data
+    }
+
+    // MARK: Running commands
+
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    @discardableResult
+    func run(_ exe: String, _ args: [String], environment extra: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
+        p.environment = environment.merging(extra) { $1 }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        // Read both pipes fully before waiting (no deadlock on big outputs).
+        var errData = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    func ferry(_ args: String...) throws -> Result { try run(Self.ferry, args) }
+
+    /// `ferry show ID --json` as a dictionary.
+    func show(_ id: Int64) throws -> [String: Any] {
+        let r = try run(Self.ferry, ["show", String(id), "--json"])
+        guard r.status == 0, let obj = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else {
+            throw FerryError(.failed, "ferry show failed: \(r.stderr)")
+        }
+        return obj
+    }
+
+    func client() throws -> BusClient { try BusClient() }
+
+    /// Waits for a condition that an outside event makes true (bounded; fails the test on timeout).
+    func eventually(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return }
+            usleep(20_000)
+        }
+        throw FerryError(.failed, "timed out waiting for \(what)\n--- agent log ---\n\(agentLog)")
+    }
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""A small HTTP/1.1 server for Ferry's integration tests: real sockets, real HTTP, with faults
+on demand. Files come from --root; query parameters choose the behaviour of a response:
+
+  rate=N          send at most N body bytes per second
+  hold=N          after N body bytes, stop sending until POST /_release (or the client leaves)
+  drop=N          close the connection after N body bytes (only for requests without Range)
+  norange=1       ignore Range: always answer 200 with the whole file
+  etag=changing   a new ETag on every request (so If-Range never matches)
+  status=S&times=K&retry_after=R   answer the first K requests for this URL with status S
+                  (and Retry-After: R when given); later requests are served normally
+  cd=NAME         send Content-Disposition: attachment; filename="NAME"
+  auth=USER:PASS  require HTTP basic authentication
+
+GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
+sent (body bytes), start/end (time.monotonic()). Prints the chosen port on stdout."""
+import argparse, base64, json, os, sys, threading, time, hashlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit, parse_qs
+from email.utils import formatdate
+
+LOG = []
+LOG_LOCK = threading.Lock()
+COUNTS = {}
+RELEASE = threading.Event()
+ROOT = "."
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def record(self, entry):
+        with LOG_LOCK:
+            LOG.append(entry)
+
+    def do_POST(self):
+        if self.path == "/_release":
+            RELEASE.set()
+            self.reply_small(200, b"released\n")
+        elif self.path == "/_hold":
+            RELEASE.clear()
+            self.reply_small(200, b"holding\n")
+        else:
+            self.reply_small(404, b"not found\n")
+
+    def reply_small(self, status, body, headers=()):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        url = urlsplit(self.path)
+        if url.path == "/_log":
+            with LOG_LOCK:
+                body = json.dumps(LOG).encode()
+            return self.reply_small(200, body, [("Content-Type", "application/json")])
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        entry = {"path": url.path, "query": url.query, "range": self.headers.get("Range"),
+                 "if_range": self.headers.get("If-Range"), "status": 0, "sent": 0,
+                 "start": time.monotonic(), "end": None}
+        key = self.path
+        with LOG_LOCK:
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            n = COUNTS[key]
+        try:
+            self.serve(url, q, n, entry)
+        finally:
+            entry["end"] = time.monotonic()
+            self.record(entry)
+
+    def serve(self, url, q, n, entry):
+        if "auth" in q:
+            expected = "Basic " + base64.b64encode(q["auth"].encode()).decode()
+            if self.headers.get("Authorization") != expected:
+                entry["status"] = 401
+                return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
+        if "status" in q and n <= int(q.get("times", "1")):
+            entry["status"] = int(q["status"])
+            headers = [("Retry-After", q["retry_after"])] if "retry_after" in q else []
+            return self.reply_small(int(q["status"]), b"try later\n", headers)
+        name = url.path.lstrip("/")
+        path = os.path.join(ROOT, name)
+        if "/" in name or not os.path.isfile(path):
+            entry["status"] = 404
+            return self.reply_small(404, b"not found\n")
+        with open(path, "rb") as f:
+            data = f.read()
+        st = os.stat(path)
+        etag = '"%s"' % hashlib.sha1(data).hexdigest()[:16]
+        if q.get("etag") == "changing":
+            etag = '"v%d-%s"' % (n, etag.strip('"'))
+        lastmod = formatdate(st.st_mtime, usegmt=True)
+        start = 0
+        status = 200
+        rng = self.headers.get("Range")
+        if rng and q.get("norange") != "1":
+            if_range = self.headers.get("If-Range")
+            if if_range is None or if_range == etag or (if_range == lastmod and q.get("etag") != "changing"):
+                spec = rng.split("=", 1)[1]
+                start = int(spec.split("-")[0])
+                if start >= len(data):
+                    entry["status"] = 416
+                    return self.reply_small(416, b"", [("Content-Range", "bytes */%d" % len(data))])
+                status = 206
+        body = data[start:]
+        entry["status"] = status
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", lastmod)
+        self.send_header("Accept-Ranges", "bytes")
+        if "cd" in q:
+            self.send_header("Content-Disposition", 'attachment; filename="%s"' % q["cd"])
+        if status == 206:
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
+        self.end_headers()
+        self.send_body(body, q, entry, ranged=rng is not None)
+
+    def send_body(self, body, q, entry, ranged):
+        rate = int(q.get("rate", "0"))
+        hold = int(q["hold"]) if "hold" in q and not ranged else None
+        drop = int(q["drop"]) if "drop" in q and not ranged else None
+        chunk = 16384 if rate == 0 else max(1, min(16384, rate // 20))
+        sent = 0
+        t0 = time.monotonic()
+        while sent < len(body):
+            limit = len(body)
+            if hold is not None and sent >= hold:
+                entry["held"] = sent
+                self.wfile.flush()
+                # Wait for a release while watching for the client going away.
+                while not RELEASE.wait(0.05):
+                    if self.client_gone():
+                        entry["sent"] = sent
+                        return
+                hold = None
+            if hold is not None:
+                limit = min(limit, hold)
+            if drop is not None:
+                if sent >= drop:
+                    entry["sent"] = sent
+                    entry["dropped"] = True
+                    self.close_connection = True
+                    return
+                limit = min(limit, drop)
+            piece = body[sent:min(limit, sent + chunk)]
+            try:
+                self.wfile.write(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                entry["sent"] = sent
+                return
+            sent += len(piece)
+            entry["sent"] = sent
+            if rate:
+                ahead = sent / rate - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
+
+    def client_gone(self):
+        import select
+        r, _, _ = select.select([self.connection], [], [], 0)
+        if r:
+            try:
+                return self.connection.recv(1, 2) == b""  # MSG_PEEK
+            except OSError:
+                return True
+        return False
+
+def main():
+    global ROOT
+    p = argparse.ArgumentParser()
+    p.add_argument("--root", required=True)
+    p.add_argument("--port", type=int, default=0)
+    args = p.parse_args()
+    ROOT = args.root
+    ThreadingHTTPServer.daemon_threads = True
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+if __name__ == "__main__":
+    main()
