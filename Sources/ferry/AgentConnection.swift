@@ -41,6 +41,13 @@ struct AgentConnection {
         let logPath = Self.logPath
         try? FileManager.default.createDirectory(atPath: (logPath as NSString).deletingLastPathComponent,
                                                  withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The agent must not inherit our descriptors (a caller's pipe would never see EOF).
+        if let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            for case let fd? in fds.map({ Int32($0) }) where fd > 2 {
+                let flags = fcntl(fd, F_GETFD)
+                if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+            }
+        }
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

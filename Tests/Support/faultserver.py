@@ -124,6 +124,8 @@ class Handler(BaseHTTPRequestHandler):
     def send_body(self, body, q, entry, ranged):
         rate = int(q.get("rate", "0"))
         hold = int(q["hold"]) if "hold" in q and not ranged else None
+        if hold is not None:
+            RELEASE.clear()  # each held response waits for its own release
         drop = int(q["drop"]) if "drop" in q and not ranged else None
         chunk = 16384 if rate == 0 else max(1, min(16384, rate // 20))
         sent = 0

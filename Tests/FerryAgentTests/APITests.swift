@@ -1,0 +1,191 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// The D-Bus API of the real agent: control, events, and bad input.
+@Suite(.serialized) struct APITests {
+    func open(_ c: BusClient, _ session: String) throws {
+        _ = try c.call("OpenSession", [.string(session), .dict([:])])
+    }
+    func create(_ c: BusClient, _ session: String, _ url: String, _ options: [String: Value] = [:]) throws -> Int64 {
+        try #require(try c.call("CreateDownload", [.string(session), .string(url), .dict(options)]).first?.int64Value)
+    }
+    func state(_ h: Harness, _ id: Int64) throws -> String { try h.show(id)["state"] as? String ?? "" }
+
+    @Test func pauseResumeAndCancel() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("p.bin", size: 1_000_000)
+        let c = try h.client()
+        try open(c, "app")
+        let id = try create(c, "app", h.faultURL("p.bin", "hold=300000"))
+        try h.eventually("300000 bytes") { (try h.show(id)["received"] as? Int) == 300_000 }
+        #expect(try h.ferry("pause", String(id)).status == 0)
+        #expect(try state(h, id) == "paused")
+        try h.releaseHolds()
+        #expect(try h.ferry("resume", String(id)).status == 0)
+        try h.eventually("completed") { try state(h, id) == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/p.bin")) == data)
+        let log = try h.serverLog()
+        #expect(log.last?.rangeStart == 300_000, "resume fetched only the rest")
+
+        // Cancel: no file, no staging bytes, final state.
+        let other = try create(c, "app", h.faultURL("p.bin", "hold=100000&x=1"))
+        try h.eventually("100000 bytes") { (try h.show(other)["received"] as? Int) == 100_000 }
+        #expect(try h.ferry("cancel", String(other)).status == 0)
+        #expect(try state(h, other) == "canceled")
+        #expect(!FileManager.default.fileExists(atPath: "\(h.state)/staging/\(other).part"))
+        let again = try h.ferry("resume", String(other))
+        #expect(again.status == 1 && again.stderr.contains("canceled"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads) == ["p.bin"])
+    }
+
+    @Test func eventsAreReplayedUntilAcknowledged() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("ev.bin", size: 50_000)
+        let c = try h.client()
+        try open(c, "com.example.App")
+        let id = try create(c, "com.example.App", h.faultURL("ev.bin"))
+        try h.eventually("completed") { try state(h, id) == "completed" }
+        func fetch(_ client: BusClient, after: UInt64 = 0) throws -> [QueuedEvent] {
+            (try client.call("FetchEvents", [.string("com.example.App"), .uint64(after), .uint32(0)]).first?.arrayValue ?? [])
+                .compactMap(QueuedEvent.init(busValue:))
+        }
+        let first = try fetch(c)
+        let kinds = first.map(\.event.kind)
+        #expect(kinds.suffix(2) == ["finished", "completed"])
+        #expect(first.map(\.seq) == first.map(\.seq).sorted())
+        guard case .finished(let file, 50_000) = first.first(where: { $0.event.kind == "finished" })?.event else {
+            Issue.record("no finished event"); return
+        }
+        #expect(file == h.downloads + "/ev.bin")
+
+        // A new connection (the app relaunched) sees the same events…
+        let reconnected = try BusClient()
+        try open(reconnected, "com.example.App")
+        #expect(try fetch(reconnected).map(\.seq) == first.map(\.seq))
+        // …and after an agent restart too (durable events are stored).
+        h.killAgent(signal: SIGKILL)
+        try h.startAgent()
+        let afterRestart = try fetch(try BusClient())
+        #expect(afterRestart.filter { $0.event.isDurable }.map(\.seq) == first.filter { $0.event.isDurable }.map(\.seq))
+        // Acknowledged events are gone for good.
+        let c2 = try BusClient()
+        _ = try c2.call("AcknowledgeEvents", [.string("com.example.App"), .uint64(first.last!.seq)])
+        #expect(try fetch(c2).isEmpty)
+        // New events continue above everything a client has seen.
+        let next = try create(c2, "com.example.App", h.faultURL("ev.bin", "again=1"))
+        try h.eventually("completed") { try state(h, next) == "completed" }
+        #expect(try fetch(c2).allSatisfy { $0.seq > first.last!.seq })
+    }
+
+    @Test func resumeDataRoundTrip() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("rd.bin", size: 800_000)
+        let c = try h.client()
+        try open(c, "app")
+        let id = try create(c, "app", h.faultURL("rd.bin", "hold=250000"))
+        try h.eventually("250000 bytes") { (try h.show(id)["received"] as? Int) == 250_000 }
+        let blob = try #require(try c.call("CancelProducingResumeData", [.uint64(UInt64(id))]).first?.bytesValue)
+        #expect(try ResumeData.decode(blob).received == 250_000)
+        try h.releaseHolds()
+        let resumed = try #require(try c.call("CreateDownloadFromResumeData", [.string("app"), .bytes(blob), .dict([:])]).first?.int64Value)
+        try h.eventually("completed") { try state(h, resumed) == "completed" }
+        let file = try #require(try h.show(resumed)["file"] as? String)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == data)
+        #expect(try h.serverLog().last?.rangeStart == 250_000)
+        // Garbage resume data gets a named error.
+        do {
+            _ = try c.call("CreateDownloadFromResumeData", [.string("app"), .bytes(Array("junk".utf8)), .dict([:])])
+            Issue.record("garbage accepted")
+        } catch let e as FerryError { #expect(e.kind == .invalidResumeData) }
+    }
+
+    @Test func badInputGetsClearErrorsAndTheAgentKeepsRunning() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let c = try h.client()
+        try open(c, "app")
+        func expectError(_ kind: FerryError.Kind, _ url: String, _ options: [String: Value] = [:], contains: String) {
+            do {
+                _ = try c.call("CreateDownload", [.string("app"), .string(url), .dict(options)])
+                Issue.record("\(url) accepted")
+            } catch let e as FerryError {
+                #expect(e.kind == kind, "\(e)")
+                #expect(e.message.contains(contains), "\(e.message)")
+            } catch { Issue.record("\(error)") }
+        }
+        expectError(.invalidURL, "not-a-url", contains: "not a valid URL")
+        expectError(.invalidURL, "http://exa mple.com/", contains: "spaces")
+        expectError(.unsupportedScheme, "file:///etc/passwd", contains: "'file'")
+        expectError(.unsupportedScheme, "ftp://example.com/x", contains: "'ftp'")
+        expectError(.invalidDestination, h.faultURL("x"), ["directory": .string("/nonexistent/dir")], contains: "/nonexistent/dir")
+        expectError(.invalidArgument, h.faultURL("x"), ["sha256": .string("xyz")], contains: "sha256")
+        expectError(.invalidArgument, h.faultURL("x"), ["bogus": .bool(true)], contains: "bogus")
+        do { _ = try c.call("GetTask", [.uint64(999)]); Issue.record("no error") }
+        catch let e as FerryError { #expect(e.kind == .noSuchTask) }
+        do { _ = try c.call("CreateDownload", [.string("never-opened"), .string(h.faultURL("x")), .dict([:])]); Issue.record("no error") }
+        catch let e as FerryError { #expect(e.kind == .noSuchSession) }
+
+        // Malformed calls: wrong argument types, missing arguments, unknown methods.
+        for (method, args) in [("CreateDownload", [Value.uint32(1)]), ("GetTask", [.string("one")]),
+                               ("ListTasks", []), ("NoSuchMethod", [])] as [(String, [Value])] {
+            do { _ = try c.call(method, args); Issue.record("\(method) accepted") }
+            catch let e as FerryError { #expect(e.message.contains("InvalidArgs") || e.message.contains("UnknownMethod") || e.message.contains("No such method"), "\(e.message)") }
+        }
+        // The CLI reports the problem and a non-zero status.
+        let r = try h.ferry("download", "gopher://example.com/")
+        #expect(r.status != 0 && r.stderr.contains("unsupported scheme"))
+        // Still alive and answering.
+        #expect(h.agent?.isRunning == true)
+        #expect(try c.call("GetStatus").first?.dictValue?["version"] != nil)
+    }
+
+    @Test func hostileServerFileNameStaysInTheDownloadFolder() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("h.bin", size: 100)
+        let r = try h.ferry("download", h.faultURL("h.bin", "cd=../../.bashrc"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads) == ["_.._.bashrc"])
+        #expect(!FileManager.default.fileExists(atPath: h.root + "/.bashrc"))
+    }
+
+    @Test func secondAgentRefusesAndReplaceTakesOver() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let second = try h.run(Harness.ferryd, ["--state-dir", h.root + "/state2"])
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("--replace"))
+        #expect(h.agent?.isRunning == true)
+    }
+
+    @Test func cliWithoutSessionBusSaysHowToGetOne() throws {
+        let h = try Harness()
+        let r = try h.run(Harness.ferry, ["list"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ""])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("dbus-run-session"), "\(r.stderr)")
+    }
+
+    @Test func cliStartsTheAgentWhenNoneRuns() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.makeFile("auto.bin", size: 1000)
+        let r = try h.ferry("download", h.faultURL("auto.bin"), "--dir", h.downloads, "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: h.downloads + "/auto.bin"))
+        let status = try h.ferry("status", "--json")
+        let obj = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        let pid = try #require(obj?["pid"] as? Int)
+        kill(pid_t(pid), SIGKILL)
+    }
+}
