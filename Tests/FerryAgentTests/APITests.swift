@@ -189,3 +189,21 @@ import Testing
         kill(pid_t(pid), SIGKILL)
     }
 }
+
+/// desktop/dev.ferry.Agent1.xml is the contract: the running agent exports exactly its methods.
+@Suite struct InterfaceContractTests {
+    @Test func agentExportsTheInterfaceFromDesktopXML() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let xml = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.Agent1.xml", encoding: .utf8)
+        let reply = try h.client().callRaw(destination: BusNames.agent, path: BusNames.path,
+                                           interface: "org.freedesktop.DBus.Introspectable", method: "Introspect", args: [])
+        let live = try #require(reply.first?.stringValue)
+        func names(_ s: String, _ tag: String) -> [String] {
+            s.components(separatedBy: "<\(tag) name=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }.sorted()
+        }
+        #expect(!names(xml, "method").isEmpty)
+        #expect(names(live, "method").filter { names(xml, "method").contains($0) } == names(xml, "method"))
+        #expect(names(live, "signal").filter { names(xml, "signal").contains($0) } == names(xml, "signal"))
+    }
+}
