@@ -32,6 +32,7 @@ public final class Agent {
     var retryTimer: UInt32 = 0
     var scheduleQueued = false
     var signalsPending: Set<String> = []
+    let network = NetworkWatch()
     /// Hooks for the bus layer (signals).
     var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
     var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
@@ -57,6 +58,7 @@ public final class Agent {
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
+        network.onChange = { [weak self] up in self?.networkChanged(up) }
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         armRetryTimer()
         scheduleSoon()
@@ -160,7 +162,8 @@ public final class Agent {
         _ = try? withMachine(id) { m in
             _ = m.progressed(received: t.received, now: MainLoop.now)
             return m.transferEnded(outcome, backoff: settings.backoff, resourceDeadline: deadline(m.record),
-                                   now: MainLoop.now, random: Double.random(in: 0..<1))
+                                   now: MainLoop.now, random: Double.random(in: 0..<1),
+                                   networkAvailable: network.available)
         }
         scheduleSoon()
     }
@@ -196,9 +199,18 @@ public final class Agent {
         MainLoop.idle { [weak self] in self?.schedule() }
     }
 
+    private func networkChanged(_ up: Bool) {
+        log.info("network \(up ? "available" : "gone")")
+        guard up else { return }
+        for r in (try? store.waitingForNetwork()) ?? [] {
+            _ = try? withMachine(r.id) { $0.networkReturned(now: MainLoop.now) }
+        }
+        scheduleSoon()
+    }
+
     private func schedule() {
         scheduleQueued = false
-        guard scheduler.freeSlots > 0 else { return }
+        guard scheduler.freeSlots > 0, network.available else { return }
         var plan = scheduler
         let next: [TaskRecord]
         do {

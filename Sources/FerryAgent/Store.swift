@@ -207,6 +207,12 @@ final class Store {
         }
     }
 
+    func waitingForNetwork() throws -> [TaskRecord] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id").map(Self.record)
+        }
+    }
+
     func earliestRetry() throws -> Int64? {
         try db.read { db in
             try Int64.fetchOne(db, sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at IS NOT NULL")

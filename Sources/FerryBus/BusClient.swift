@@ -18,6 +18,19 @@ public final class BusClient: @unchecked Sendable {
         connection = c
     }
 
+    /// A private connection to the bus at `address` (tests, or a bus other than the session's).
+    public init(address: String) throws {
+        var error: UnsafeMutablePointer<GError>?
+        let flags = GDBusConnectionFlags(rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
+                                         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        guard let c = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error) else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            g_clear_error(&error)
+            throw FerryError(.failed, "cannot connect to the bus at \(address): \(message)")
+        }
+        connection = c
+    }
+
     deinit { g_object_unref(UnsafeMutableRawPointer(connection)) }
 
     /// Calls a method of dev.ferry.Agent1; D-Bus errors come back as FerryError.

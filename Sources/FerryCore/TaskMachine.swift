@@ -119,8 +119,9 @@ public struct TaskMachine: Sendable {
     // MARK: - End of an attempt
 
     /// The attempt ended. `random` in 0..<1 feeds the jitter.
+    /// With `networkAvailable` false a transient failure waits for the network instead of a timer.
     public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
-                                       now: Int64, random: Double) -> [Action] {
+                                       now: Int64, random: Double, networkAvailable: Bool = true) -> [Action] {
         guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
         record.updated = now
         switch FailureClassifier.classify(outcome) {
@@ -136,6 +137,12 @@ public struct TaskMachine: Sendable {
             lastProgressBytes = record.received
             actions.append(.finalize)
             return actions
+        case .transient(let message) where !networkAvailable:
+            record.state = .waiting
+            record.reason = .network
+            record.error = message
+            record.retryAt = nil
+            return [.persist]
         case .transient(let message):
             return retry(message: message, progressed: outcome.bytesThisAttempt > 0,
                          retryAfter: outcome.retryAfterSeconds, reason: .retry,
@@ -201,6 +208,16 @@ public struct TaskMachine: Sendable {
     /// Verifying or moving the file failed (checksum mismatch, destination unwritable).
     public mutating func finalizeFailed(name: String, message: String, now: Int64) -> [Action] {
         fail(name: name, message: message, resumable: false, now: now)
+    }
+
+    /// The network is back: tasks waiting for it go back into the queue.
+    public mutating func networkReturned(now: Int64) -> [Action] {
+        guard record.state == .waiting, record.reason == .network else { return [] }
+        record.state = .queued
+        record.reason = nil
+        record.attempts = 0
+        record.updated = now
+        return [.persist]
     }
 
     /// A scheduled retry is due: back into the queue.

@@ -66,16 +66,16 @@ import Testing
         #expect(file == h.downloads + "/ev.bin")
 
         // A new connection (the app relaunched) sees the same events…
-        let reconnected = try BusClient()
+        let reconnected = try h.client()
         try open(reconnected, "com.example.App")
         #expect(try fetch(reconnected).map(\.seq) == first.map(\.seq))
         // …and after an agent restart too (durable events are stored).
         h.killAgent(signal: SIGKILL)
         try h.startAgent()
-        let afterRestart = try fetch(try BusClient())
+        let afterRestart = try fetch(try h.client())
         #expect(afterRestart.filter { $0.event.isDurable }.map(\.seq) == first.filter { $0.event.isDurable }.map(\.seq))
         // Acknowledged events are gone for good.
-        let c2 = try BusClient()
+        let c2 = try h.client()
         _ = try c2.call("AcknowledgeEvents", [.string("com.example.App"), .uint64(first.last!.seq)])
         #expect(try fetch(c2).isEmpty)
         // New events continue above everything a client has seen.

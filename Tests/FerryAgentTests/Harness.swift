@@ -86,7 +86,6 @@ final class Harness: @unchecked Sendable {
         try p.run()
         dbus = p
         busAddress = try Self.readLine(out).trimmingCharacters(in: .whitespacesAndNewlines)
-        setenv("DBUS_SESSION_BUS_ADDRESS", busAddress, 1)
     }
 
     static func readLine(_ pipe: Pipe) throws -> String {
@@ -270,7 +269,8 @@ final class Harness: @unchecked Sendable {
         return obj
     }
 
-    func client() throws -> BusClient { try BusClient() }
+    /// A new, private connection to this harness's bus (each call: a new client).
+    func client() throws -> BusClient { try BusClient(address: busAddress) }
 
     /// Waits for a condition that an outside event makes true (bounded; fails the test on timeout).
     func eventually(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {

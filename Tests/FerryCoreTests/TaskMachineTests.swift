@@ -80,6 +80,19 @@ private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, 
         #expect(again.contains(.scheduleRetry(atMicroseconds: 14_000_000)))
     }
 
+    @Test func offlineFailureWaitsForTheNetworkNotATimer() {
+        var m = machine()
+        _ = m.start(partialBytes: 0, now: 0)
+        let actions = m.transferEnded(TransferOutcome(curlCode: 6, curlMessage: "Could not resolve host", httpStatus: 0),
+                                      backoff: backoff, resourceDeadline: nil, now: 5, random: 0.5, networkAvailable: false)
+        #expect(m.record.state == .waiting)
+        #expect(m.record.reason == .network)
+        #expect(!actions.contains { if case .scheduleRetry = $0 { return true }; return false })
+        #expect(m.retryDue(now: 6).isEmpty)          // a retry timer does not wake it…
+        #expect(m.networkReturned(now: 7) == [.persist])   // …the network does
+        #expect(m.record.state == .queued)
+    }
+
     @Test func retryAfterIsHonoured() {
         var m = machine()
         _ = m.start(partialBytes: 0, now: 0)
