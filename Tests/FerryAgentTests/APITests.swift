@@ -149,6 +149,38 @@ import Testing
         #expect(try c.call("GetStatus").first?.dictValue?["version"] != nil)
     }
 
+    @Test func batchCreationIsAllOrNothingAndListingIsPaged() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let c = try h.client()
+        try open(c, "bulk")
+        let n = 2_500
+        let requests: [Value] = (0..<n).map { .tuple([.string("http://127.0.0.1:9/f\($0)"), .dict(["paused": .bool(true)])]) }
+        let ids = try #require(try c.call("CreateDownloads", [.string("bulk"), .array(requests, elementType: "(sa{sv})")]).first?.arrayValue)
+        #expect(ids.count == n)
+        var seen: [Int64] = []
+        var after: UInt64 = 0
+        while true {
+            let page = try #require(try c.call("ListTasks", [.string("bulk"), .uint64(after), .uint32(1000)]).first?.arrayValue)
+            let pageIDs = page.compactMap { $0.dictValue?["id"]?.int64Value }
+            #expect(page.allSatisfy { $0.dictValue?["state"]?.stringValue == "paused" })
+            seen += pageIDs
+            guard pageIDs.count == 1000, let last = pageIDs.last else { break }
+            after = UInt64(last)
+        }
+        #expect(seen == ids.compactMap(\.int64Value))
+        // One bad request rejects the whole batch, naming it.
+        let bad: [Value] = [.tuple([.string("http://127.0.0.1:9/ok"), .dict([:])]), .tuple([.string("ftp://x/y"), .dict([:])])]
+        do {
+            _ = try c.call("CreateDownloads", [.string("bulk"), .array(bad, elementType: "(sa{sv})")])
+            Issue.record("bad batch accepted")
+        } catch let e as FerryError {
+            #expect(e.kind == .unsupportedScheme && e.message.hasPrefix("request 2:"), "\(e)")
+        }
+        let status = try #require(try c.call("GetStatus").first?.dictValue?["tasks"]?.dictValue)
+        #expect(status["paused"]?.int64Value == Int64(n))
+    }
+
     @Test func hostileServerFileNameStaysInTheDownloadFolder() throws {
         let h = try Harness()
         try h.startFaultServer()

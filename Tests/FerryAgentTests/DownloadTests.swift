@@ -45,7 +45,8 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: h.downloads + "/a (2).txt"))
     }
 
-    @Test func killNineMidDownloadResumesWithOnlyTheMissingBytes() throws {
+    @Test(arguments: [SIGKILL, SIGTERM])
+    func agentStoppedMidDownloadResumesWithOnlyTheMissingBytes(signal: Int32) throws {
         let h = try Harness()
         try h.startFaultServer()
         try h.startAgent()
@@ -55,7 +56,7 @@ import Testing
         let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         // The server stops sending at holdAt; wait until the agent has written all of it.
         try h.eventually("agent received \(holdAt) bytes") { (try h.show(id)["received"] as? Int) == holdAt }
-        h.killAgent(signal: SIGKILL)
+        h.killAgent(signal: signal)
         try h.releaseHolds()
         try h.startAgent()
         let w = try h.ferry("download", h.faultURL("big.bin"), "--wait")   // a second, unrelated download
@@ -69,6 +70,20 @@ import Testing
         #expect(requests.last?.rangeStart == holdAt, "second request: \(String(describing: requests.last))")
         #expect(requests.last?.if_range != nil)
         #expect(requests.last?.sent == size - holdAt)
+    }
+
+    @Test func stalledTransferIsRetriedFromWhereItStopped() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()   // --stall-timeout 3
+        let data = try h.makeFile("s.bin", size: 300_000)
+        let r = try h.ferry("download", h.faultURL("s.bin", "hold=120000"), "--wait")   // never released
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/s.bin")) == data)
+        let log = try h.serverLog()
+        #expect(log.count == 2)
+        #expect(log.first?.held == 120_000)
+        #expect(log.last?.rangeStart == 120_000)
     }
 
     @Test func serverIgnoringRangeStillGivesTheRightBytes() throws {
