@@ -43,7 +43,7 @@ let package = Package(
                           swiftSettings: agentSwift),
         .target(name: "Ferry", dependencies: ["FerryBus", "FerryCore"], path: "Sources/Ferry"),
         .executableTarget(name: "ferry",
-                          dependencies: ["FerryBus", "FerryCore",
+                          dependencies: ["FerryBus", "FerryCore", "CGLib",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Sources/ferry", swiftSettings: agentSwift),
 

@@ -81,3 +81,21 @@ public final class BusClient: @unchecked Sendable {
         return FerryError(.failed, name.isEmpty ? message : "\(message) (\(name))")
     }
 }
+
+extension BusClient {
+    final class SignalBox { let body: ([Value]) -> Void; init(_ b: @escaping ([Value]) -> Void) { body = b } }
+
+    /// Calls `handler` for each `signal` of dev.ferry.Agent1, from the thread-default main
+    /// context (run a GMainLoop to receive them). Returns the subscription id.
+    @discardableResult
+    public func subscribe(_ signal: String, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
+        let box = Unmanaged.passRetained(SignalBox(handler)).toOpaque()
+        let callback: GDBusSignalCallback = { _, _, _, _, _, params, user in
+            let args = params.map { Value($0).tupleValue ?? [] } ?? []
+            Unmanaged<SignalBox>.fromOpaque(user!).takeUnretainedValue().body(args)
+        }
+        let free: GDestroyNotify = { user in Unmanaged<SignalBox>.fromOpaque(user!).release() }
+        return g_dbus_connection_signal_subscribe(connection, BusNames.agent, BusNames.interface, signal,
+                                                  BusNames.path, nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, free)
+    }
+}

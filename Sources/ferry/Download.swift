@@ -2,6 +2,7 @@ import ArgumentParser
 import FerryBus
 import FerryCore
 import Foundation
+import CGLib
 import Glibc
 
 struct Download: ParsableCommand {
@@ -51,31 +52,55 @@ struct Download: ParsableCommand {
         if wait { try Self.waitFor(id, agent: agent) }
     }
 
-    /// Follows one task until it ends. Exit 0 when complete, 1 otherwise.
+    /// Follows one task until it ends, woken by the agent's TaskChanged signal (and, on a
+    /// terminal, a redraw timer for the progress bar). Exit 0 when complete, 1 otherwise.
     static func waitFor(_ id: Int64, agent: AgentConnection) throws {
         let bar = Output.stderrIsTerminal
+        let loop = g_main_loop_new(nil, 0)
+        defer { g_main_loop_unref(loop) }
+        var outcome: Result<Void, Error>?
         var lastReason: WaitReason?
-        while true {
-            let t = try agent.task(id)
-            if bar {
-                FileHandle.standardError.write(Data("\r\u{1B}[K\(progressBar(t))".utf8))
-            } else if t.state == .waiting, t.reason != lastReason, let r = t.reason {
-                Output.error("task \(id) waiting (\(r.rawValue)): \(t.error ?? "")")
+        func check() {
+            do {
+                let t = try agent.task(id)
+                if bar {
+                    FileHandle.standardError.write(Data("\r\u{1B}[K\(progressBar(t))".utf8))
+                } else if t.state == .waiting, t.reason != lastReason, let r = t.reason {
+                    Output.error("task \(id) waiting (\(r.rawValue)): \(t.error ?? "")")
+                }
+                lastReason = t.reason
+                switch t.state {
+                case .completed: outcome = .success(())
+                case .failed, .canceled:
+                    if bar { FileHandle.standardError.write(Data("\n".utf8)) }
+                    Output.error("task \(id) \(t.state.rawValue): \(t.error ?? "unknown error")")
+                    outcome = .failure(ExitCode(1))
+                default: return
+                }
+                if bar, case .success = outcome { FileHandle.standardError.write(Data("\n".utf8)) }
+            } catch {
+                outcome = .failure(error)
             }
-            lastReason = t.reason
-            switch t.state {
-            case .completed:
-                if bar { FileHandle.standardError.write(Data("\n".utf8)) }
-                return
-            case .failed, .canceled:
-                if bar { FileHandle.standardError.write(Data("\n".utf8)) }
-                Output.error("task \(id) \(t.state.rawValue): \(t.error ?? "unknown error")")
-                throw ExitCode(1)
-            default:
-                usleep(100_000)
-            }
+            g_main_loop_quit(loop)
         }
+        let subscription = agent.client.subscribe("TaskChanged") { args in
+            if args.first?.int64Value == id { check() }
+        }
+        defer { g_dbus_connection_signal_unsubscribe(agent.client.connection, subscription) }
+        var timer: UInt32 = 0
+        if bar {
+            let box = Unmanaged.passRetained(TimerBox(check)).toOpaque()
+            timer = g_timeout_add_full(G_PRIORITY_DEFAULT, 200, { user in
+                Unmanaged<TimerBox>.fromOpaque(user!).takeUnretainedValue().body(); return 1
+            }, box, { user in Unmanaged<TimerBox>.fromOpaque(user!).release() })
+        }
+        defer { if timer != 0 { g_source_remove(timer) } }
+        check()   // after subscribing: a task that already ended is seen here
+        if outcome == nil { g_main_loop_run(loop) }
+        try outcome?.get()
     }
+
+    final class TimerBox { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
 
     static func progressBar(_ t: TaskInfo) -> String {
         let width = 30
