@@ -51,6 +51,7 @@ public final class Agent {
         scheduler = Scheduler(maxTotal: settings.maxTotal, maxPerHost: settings.maxPerHost)
         curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
         curl.onDone = { [unowned self] easy, code in self.transferDone(easy: easy, code: Int(code.rawValue)) }
+        curl.afterAction = { [unowned self] in for t in self.transfers.values { t.flush() } }
     }
 
     /// Restores state after a start (or a crash) and starts whatever may run.
@@ -153,6 +154,7 @@ public final class Agent {
         guard transfers.removeValue(forKey: id) != nil, let host = machines[id]?.record.host else { return }
         scheduler.stopped(host: host)
         if code == 0 && !t.began { _ = t.begin() }   // an empty body never reached the write callback
+        t.flush()
         var curlCode = code
         if t.rejection != nil { curlCode = 33 }
         let outcome = TransferOutcome(curlCode: curlCode, curlMessage: t.rejection ?? t.errorMessage,

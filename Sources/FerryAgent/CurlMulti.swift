@@ -9,6 +9,8 @@ final class CurlMulti {
     let multi: UnsafeMutableRawPointer
     /// Called for each finished easy handle, after curl returned (so it may remove handles).
     var onDone: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
+    /// Called after each round of socket work, before finished transfers are reported.
+    var afterAction: () -> Void = {}
 
     private var watches: [Int32: UInt32] = [:]   // socket -> GLib source id
     private var watchConditions: [Int32: Int32] = [:]
@@ -96,6 +98,7 @@ final class CurlMulti {
     private func action(socket: Int32, flags: Int32) {
         var running: Int32 = 0
         curl_multi_socket_action(multi, socket, flags, &running)
+        afterAction()
         var easy: UnsafeMutableRawPointer?
         var result = CURLE_OK
         while ferry_multi_next_done(multi, &easy, &result) != 0, let e = easy {

@@ -34,6 +34,10 @@ final class Transfer {
     private(set) var bytesThisAttempt: Int64 = 0
     private(set) var writeErrno: Int32?
     private(set) var rejection: String?
+    /// curl hands the body over in 16 kB pieces; writing each costs a syscall. Pieces are gathered
+    /// here and written once per socket wake-up (`flush`), up to a few hundred kB at a time.
+    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 << 20, alignment: 64)
+    private var pendingCount = 0
     private let errorBuffer: UnsafeMutablePointer<CChar> = {
         let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         p.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -59,6 +63,7 @@ final class Transfer {
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        pending.deallocate()
         close(fd)
     }
 
@@ -138,6 +143,7 @@ final class Transfer {
             return true
         case .restartFromZero:
             received = 0
+            pendingCount = 0
             if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
             return true
         case .reject(let why):
@@ -153,15 +159,15 @@ final class Transfer {
 
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         if !began && !begin() { return 0 }
-        var done = 0
-        while done < length {
-            let n = Glibc.write(fd, data + done, length - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                writeErrno = errno
-                return 0   // curl aborts with CURLE_WRITE_ERROR; the outcome carries errno
-            }
-            done += n
+        if writeErrno != nil { return 0 }   // an earlier flush failed: abort with CURLE_WRITE_ERROR
+        if pendingCount + length > pending.count {
+            guard flush() else { return 0 }
+        }
+        if length > pending.count {
+            guard writeAll(UnsafeRawPointer(data), length) else { return 0 }
+        } else {
+            (pending.baseAddress! + pendingCount).copyMemory(from: data, byteCount: length)
+            pendingCount += length
         }
         received += Int64(length)
         bytesThisAttempt += Int64(length)
@@ -169,6 +175,29 @@ final class Transfer {
         return length
     }
 
+    /// Writes the gathered bytes to the staging file. False (and `writeErrno` set) on failure.
+    @discardableResult
+    func flush() -> Bool {
+        guard pendingCount > 0, writeErrno == nil else { return writeErrno == nil }
+        let ok = writeAll(UnsafeRawPointer(pending.baseAddress!), pendingCount)
+        pendingCount = 0
+        return ok
+    }
+
+    private func writeAll(_ p: UnsafeRawPointer, _ length: Int) -> Bool {
+        var done = 0
+        while done < length {
+            let n = Glibc.write(fd, p + done, length - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                writeErrno = errno
+                return false
+            }
+            done += n
+        }
+        return true
+    }
+
     /// Forces the written bytes to disk (before a state that must survive a reboot).
-    func sync() { fsync(fd) }
+    func sync() { flush(); fsync(fd) }
 }
