@@ -31,6 +31,10 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/p.bin")) == data)
         let log = try h.serverLog()
         #expect(log.last?.rangeStart == 300_000, "resume fetched only the rest")
+        let events = (try c.call("FetchEvents", [.string("app"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+            .compactMap(QueuedEvent.init(busValue:)).map(\.event)
+        #expect(events.contains(.resumed(offset: 300_000, expected: 1_000_000)))
+        #expect(events.contains { if case .progress = $0 { return true }; return false })
 
         // Cancel: no file, no staging bytes, final state.
         let other = try create(c, "app", h.faultURL("p.bin", "hold=100000&x=1"))

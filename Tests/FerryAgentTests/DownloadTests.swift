@@ -28,6 +28,39 @@ import Testing
         #expect(stat(h.state + "/ferry.sqlite3", &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
 
+    @Test func tlsIsVerified() throws {
+        let h = try Harness()
+        let cert = try h.startNginx(tls: true)
+        try h.makeFile("t.bin", size: 10_000)
+        let url = "https://127.0.0.1:\(h.nginxPort)/t.bin"
+        // An untrusted (self-signed) certificate fails for good, with the reason.
+        try h.startAgent()
+        let bad = try h.ferry("download", url, "--wait")
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("TLS"), "\(bad.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads).isEmpty)
+        // Trusting that certificate makes the same download work.
+        h.killAgent(signal: SIGTERM)
+        try h.startAgent(["--ca-file", cert])
+        let good = try h.ferry("download", url, "--wait")
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(FileManager.default.fileExists(atPath: h.downloads + "/t.bin"))
+    }
+
+    @Test func redirectsAreFollowedButBounded() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("rr.bin", size: 5_000)
+        let ok = try h.ferry("download", h.faultURL("rr.bin", "redirect=3"), "--wait")
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/rr.bin")) == data)
+        let loop = try h.ferry("download", h.faultURL("rr.bin", "redirect=50"), "--wait")
+        #expect(loop.status == 1 && loop.stderr.contains("redirects"), "\(loop.stderr)")
+        let ftp = try h.ferry("download", h.faultURL("rr.bin", "location=ftp://127.0.0.1/x"), "--wait")
+        #expect(ftp.status == 1 && ftp.stderr.contains("unsupported protocol"), "\(ftp.stderr)")
+    }
+
     @Test func existingFileIsNeverOverwritten() throws {
         let h = try Harness()
         try h.startFaultServer()

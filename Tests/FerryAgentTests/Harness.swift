@@ -148,8 +148,19 @@ final class Harness: @unchecked Sendable {
         faultPort = Int(try Self.readLine(out)) ?? 0
     }
 
-    func startNginx() throws {
+    /// nginx with TLS, using a fresh self-signed certificate for 127.0.0.1; returns the cert path.
+    @discardableResult
+    func startNginx(tls: Bool = false) throws -> String {
         nginxPort = try Self.freePort()
+        let cert = root + "/nginx/cert.pem", key = root + "/nginx/key.pem"
+        if tls {
+            let r = try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                                                 "-keyout", key, "-out", cert])
+            guard r.status == 0 else { throw FerryError(.failed, "openssl: \(r.stderr)") }
+        }
+        let listen = tls ? "listen 127.0.0.1:\(nginxPort) ssl; ssl_certificate \(cert); ssl_certificate_key \(key);"
+                         : "listen 127.0.0.1:\(nginxPort);"
         let conf = root + "/nginx/nginx.conf"
         try """
         daemon off;
@@ -166,7 +177,7 @@ final class Harness: @unchecked Sendable {
             uwsgi_temp_path \(root)/nginx/tmp;
             scgi_temp_path \(root)/nginx/tmp;
             server {
-                listen 127.0.0.1:\(nginxPort);
+                \(listen)
                 root \(www);
             }
         }
@@ -179,6 +190,7 @@ final class Harness: @unchecked Sendable {
         nginx = p
         // nginx has no readiness signal: wait until it accepts a connection.
         try eventually("nginx listening") { Self.canConnect(self.nginxPort) }
+        return cert
     }
 
     static func freePort() throws -> Int {

@@ -11,6 +11,8 @@ on demand. Files come from --root; query parameters choose the behaviour of a re
                   (and Retry-After: R when given); later requests are served normally
   cd=NAME         send Content-Disposition: attachment; filename="NAME"
   auth=USER:PASS  require HTTP basic authentication
+  redirect=N      answer 302 to the same URL with redirect=N-1 (N=0 serves the file)
+  location=URL    answer 302 to URL
 
 GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
 sent (body bytes), start/end (time.monotonic()). Prints the chosen port on stdout."""
@@ -79,6 +81,14 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("Authorization") != expected:
                 entry["status"] = 401
                 return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
+        if "location" in q:
+            entry["status"] = 302
+            return self.reply_small(302, b"", [("Location", q["location"])])
+        if int(q.get("redirect", "0")) > 0:
+            entry["status"] = 302
+            rest = "&".join("%s=%s" % (k, v) for k, v in q.items() if k != "redirect")
+            target = "%s?redirect=%d%s" % (url.path, int(q["redirect"]) - 1, "&" + rest if rest else "")
+            return self.reply_small(302, b"", [("Location", target)])
         if "status" in q and n <= int(q.get("times", "1")):
             entry["status"] = int(q["status"])
             headers = [("Retry-After", q["retry_after"])] if "retry_after" in q else []
