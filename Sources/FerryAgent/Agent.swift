@@ -60,6 +60,7 @@ public final class Agent {
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
         network.onChange = { [weak self] up in self?.networkChanged(up) }
+        if network.available { networkChanged(true) }   // tasks that waited for it before a restart
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         armRetryTimer()
         scheduleSoon()
@@ -202,8 +203,7 @@ public final class Agent {
     }
 
     private func networkChanged(_ up: Bool) {
-        log.info("network \(up ? "available" : "gone")")
-        guard up else { return }
+        guard up else { log.info("network gone"); return }
         for r in (try? store.waitingForNetwork()) ?? [] {
             _ = try? withMachine(r.id) { $0.networkReturned(now: MainLoop.now) }
         }
