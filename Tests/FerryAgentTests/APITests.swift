@@ -203,6 +203,30 @@ import Testing
         #expect(second.status != 0)
         #expect(second.stderr.contains("--replace"))
         #expect(h.agent?.isRunning == true)
+        // --replace takes the name over; the old agent leaves.
+        let first = try #require(h.agent)
+        try h.startAgent(["--replace"])
+        first.waitUntilExit()
+        #expect(first.terminationStatus != 0)
+        #expect(try h.client().call("GetStatus").first?.dictValue?["pid"]?.int64Value == Int64(h.agent!.processIdentifier))
+    }
+
+    @Test func perHostLimitQueuesTheRest() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent(["--max-per-host", "1"])
+        try h.makeFile("l.bin", size: 50_000)
+        let c = try h.client()
+        try open(c, "app")
+        let a = try create(c, "app", h.faultURL("l.bin", "hold=1000&n=1"))
+        let b = try create(c, "app", h.faultURL("l.bin", "n=2"))
+        try h.eventually("first task holding") { (try h.show(a)["received"] as? Int) == 1000 }
+        #expect(try state(h, a) == "running")
+        #expect(try state(h, b) == "queued")
+        try h.releaseHolds()
+        try h.eventually("both complete") { try state(h, a) == "completed" && state(h, b) == "completed" }
+        let log = try h.serverLog()
+        #expect(log.map(\.query) == ["hold=1000&n=1", "n=2"])
     }
 
     @Test func cliWithoutSessionBusSaysHowToGetOne() throws {
