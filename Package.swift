@@ -25,6 +25,8 @@ let package = Package(
                        providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CNotify", path: "Sources/CNotify", pkgConfig: "libnotify",
+                       providers: [.apt(["libnotify-dev"])]),
         .target(name: "CFerryShim", dependencies: ["CGLib", "CCurl"], path: "Sources/CFerryShim"),
 
         // Pure decisions: no C, no I/O.
@@ -34,7 +36,7 @@ let package = Package(
                 path: "Sources/FerryBus", swiftSettings: agentSwift),
         // The agent's I/O shell: curl, SQLite, GDBus, all on one GLib main loop.
         .target(name: "FerryAgent",
-                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CFerryShim",
+                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CFerryShim",
                                .product(name: "GRDB", package: "GRDB.swift"),
                                .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),

@@ -11,6 +11,9 @@ public struct AgentSettings: Sendable {
     public var backoff = Backoff()
     public var transfer = TransferSettings()
     public var downloadDirectory: String? = nil
+    /// Global popup switch (sessions may also opt out).
+    public var popups = true
+    public var popupWindowMilliseconds: UInt32 = 1_000
     public init() {}
 }
 
@@ -33,6 +36,10 @@ public final class Agent {
     var scheduleQueued = false
     var signalsPending: Set<String> = []
     let network = NetworkWatch()
+    let notifier: Notifier
+    /// Downloads the user was told about since they last looked (the app-icon badge).
+    private(set) var badge = 0
+    var onBadgeChanged: (Int) -> Void = { _ in }
     /// Hooks for the bus layer (signals).
     var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
     var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
@@ -49,6 +56,9 @@ public final class Agent {
         chmod(settings.stateDirectory, 0o700)
         store = try Store(path: settings.stateDirectory + "/ferry.sqlite3")
         scheduler = Scheduler(maxTotal: settings.maxTotal, maxPerHost: settings.maxPerHost)
+        notifier = Notifier(logger: logger)
+        notifier.enabled = settings.popups
+        notifier.windowMilliseconds = settings.popupWindowMilliseconds
         curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
         curl.onDone = { [unowned self] easy, code in self.transferDone(easy: easy, code: Int(code.rawValue)) }
         curl.afterAction = { [unowned self] in for t in self.transfers.values { t.flush() } }
@@ -59,6 +69,9 @@ public final class Agent {
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
+        badge = Int(try store.meta("badge") ?? "0") ?? 0
+        notifier.onActivated = { [weak self] in self?.resetBadge() }
+        onBadgeChanged(badge)   // docks want the current state from a (re)started agent
         network.onChange = { [weak self] up in self?.networkChanged(up) }
         if network.available { networkChanged(true) }   // tasks that waited for it before a restart
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
@@ -122,6 +135,7 @@ public final class Agent {
             case .scheduleRetry:
                 armRetryTimer()
             case .emit(let event):
+                tellUser(event, record: m.record)
                 emit(session: m.record.session, task: id, event)
             case .persist:
                 do { try store.update(m.record) } catch { log.error("cannot save task \(id): \(error)") }
@@ -192,6 +206,30 @@ public final class Agent {
         }
         machines[id] = m
         perform(actions, id: id)
+    }
+
+    // MARK: - Telling the user
+
+    private func tellUser(_ event: SessionEvent, record r: TaskRecord) {
+        guard sessionConfig(r.session).popups else { return }
+        switch event {
+        case .finished(let file, _):
+            notifier.post(.completed(file: file))
+            setBadge(badge + 1)
+        case .completed(let error?, let name, _) where name != "Canceled":
+            let label = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: DownloadURL.printable(r.url))
+            notifier.post(.failed(name: label, reason: error))
+        default:
+            break
+        }
+    }
+
+    func resetBadge() { if badge != 0 { setBadge(0) } }
+
+    private func setBadge(_ value: Int) {
+        badge = value
+        do { try store.setMeta("badge", String(value)) } catch { log.error("cannot save the badge: \(error)") }
+        onBadgeChanged(value)
     }
 
     // MARK: - Scheduling

@@ -30,6 +30,7 @@ public final class BusService {
         agent.onEventsAvailable = { [unowned self] session, seq in
             self.emit("EventsAvailable", [.string(session), .uint64(seq)])
         }
+        agent.onBadgeChanged = { [unowned self] count in self.publishBadge(count) }
         agent.onTaskChanged = { [unowned self] id, state in
             self.emit("TaskChanged", [.uint64(UInt64(id)), .string(state.rawValue)])
         }
@@ -130,11 +131,21 @@ public final class BusService {
             return [.array(events.map(\.busValue), elementType: "(tsta{sv})")]
         case "AcknowledgeEvents":
             try agent.acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0); return []
+        case "ResetBadge":
+            agent.resetBadge(); return []
         case "GetStatus":
             return [.dict(try agent.status())]
         default:
             throw FerryError(.invalidArgument, "unknown method \(method)")
         }
+    }
+
+    /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for ferry.desktop.
+    func publishBadge(_ count: Int) {
+        guard let c = connection else { return }
+        let props: [String: Value] = ["count": .int64(Int64(count)), "count-visible": .bool(count > 0)]
+        g_dbus_connection_emit_signal(c, nil, "/dev/ferry/LauncherEntry", "com.canonical.Unity.LauncherEntry", "Update",
+                                      Value.tuple([.string("application://ferry.desktop"), .dict(props)]).makeGVariant(), nil)
     }
 
     func emit(_ signal: String, _ args: [Value]) {

@@ -8,5 +8,5 @@ struct FerryCommand: ParsableCommand {
         discussion: "Talks to the ferryd agent on the D-Bus session bus, starting it when needed.",
         version: "0.1.0",
         subcommands: [Download.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
-                      Watch.self, Status.self])
+                      Watch.self, Status.self, View.self, Open.self])
 }

@@ -71,7 +71,8 @@ struct Status: ParsableCommand {
             let running = d["running"]?.int64Value ?? 0
             if json {
                 return try Output.printJSON(["version": version, "store": store, "tasks": counts,
-                                             "running": running, "pid": d["pid"]?.int64Value ?? 0])
+                                             "running": running, "pid": d["pid"]?.int64Value ?? 0,
+                                             "badge": d["badge"]?.int64Value ?? 0])
             }
             print("ferryd \(version), store \(store)")
             for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }

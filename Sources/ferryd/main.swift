@@ -30,6 +30,10 @@ struct FerryDaemon: ParsableCommand {
     var stallTimeout = 60
     @Option(help: "CA bundle for TLS verification (default: the system's).")
     var caFile: String?
+    @Flag(help: "Never show notification popups.")
+    var noPopups = false
+    @Option(help: "Downloads ending within this many milliseconds share one popup.")
+    var popupWindowMs: UInt32 = 1_000
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String = "info"
 
@@ -58,6 +62,8 @@ struct FerryDaemon: ParsableCommand {
         settings.backoff = Backoff(baseMilliseconds: retryBaseMs, capMilliseconds: retryCapMs)
         settings.transfer.stallSeconds = stallTimeout
         settings.transfer.caInfo = caFile
+        settings.popups = !noPopups
+        settings.popupWindowMilliseconds = popupWindowMs
 
         let loop = MainLoop()
         let agent = try Agent(settings: settings, logger: log)

@@ -47,7 +47,7 @@ final class Harness: @unchecked Sendable {
 
     deinit {
         // Children of Foundation's Process start with signals blocked: SIGKILL is the only sure stop.
-        for p in [agent, faultServer, nginx, dbus] {
+        for p in [agent, faultServer, nginx, notificationServer, dbus] {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
         try? FileManager.default.removeItem(atPath: root)
@@ -148,7 +148,40 @@ final class Harness: @unchecked Sendable {
         faultPort = Int(try Self.readLine(out)) ?? 0
     }
 
-    /// nginx with TLS, using a fresh self-signed certificate for 127.0.0.1; returns the cert path.
+    /// The test notification server; its Notify calls land in `notificationsFile`.
+    var notificationsFile: String { root + "/notifications.jsonl" }
+    private var notificationServer: Process?
+
+    func startNotificationServer() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [Self.packageRoot + "/Tests/Support/notification-server.py", notificationsFile]
+        p.environment = environment
+        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try p.run()
+        notificationServer = p
+        let r = try run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.Notifications"])
+        guard r.status == 0 else { throw FerryError(.failed, "notification server did not start") }
+    }
+
+    struct Popup: Decodable { var id: Int; var summary: String; var body: String; var actions: [String]; var hints: [String: AnyValue] }
+    /// Hint values as recorded (strings, numbers, booleans).
+    enum AnyValue: Decodable, Equatable {
+        case string(String), number(Double), bool(Bool)
+        init(from d: Decoder) throws {
+            let c = try d.singleValueContainer()
+            if let b = try? c.decode(Bool.self) { self = .bool(b) }
+            else if let n = try? c.decode(Double.self) { self = .number(n) }
+            else { self = .string(try c.decode(String.self)) }
+        }
+    }
+
+    func popups() throws -> [Popup] {
+        guard let text = try? String(contentsOfFile: notificationsFile, encoding: .utf8) else { return [] }
+        return try text.split(separator: "\n").map { try JSONDecoder().decode(Popup.self, from: Data($0.utf8)) }
+    }
+
+    /// nginx (optionally with TLS, using a fresh self-signed certificate for 127.0.0.1); returns the cert path.
     @discardableResult
     func startNginx(tls: Bool = false) throws -> String {
         nginxPort = try Self.freePort()

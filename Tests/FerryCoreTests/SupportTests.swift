@@ -145,3 +145,17 @@ import Testing
         #expect(s.mayStart(host: "a"))
     }
 }
+
+@Suite struct PopupPlanTests {
+    @Test func singleCompletionNamesTheFile() {
+        #expect(PopupPlan.plan([.completed(file: "/d/report.pdf")]) ==
+                [PopupPlan(summary: "Download complete!", body: "report.pdf", category: "transfer.complete", file: "/d/report.pdf")])
+    }
+    @Test func burstsBecomeOnePopup() {
+        let plans = PopupPlan.plan((1...1000).map { .completed(file: "/d/f\($0)") } + [.failed(name: "x", reason: "404")])
+        #expect(plans.map(\.summary) == ["1000 downloads complete", "Download failed"])
+        #expect(plans[0].body == "f1, f2, f3, …")
+        #expect(plans[1].category == "transfer.error")
+    }
+    @Test func nothingEndedNothingShown() { #expect(PopupPlan.plan([]).isEmpty) }
+}

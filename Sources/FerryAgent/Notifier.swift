@@ -1,0 +1,137 @@
+import CFerryShim
+import CGLib
+import CNotify
+import FerryCore
+import Logging
+import FerryBus
+import Glibc
+import Foundation
+
+/// "Download complete!" popups through libnotify (freedesktop notifications).
+/// Downloads that end within one window share a popup. With no notification server the
+/// agent logs that once and carries on.
+final class Notifier {
+    let log: Logger
+    var enabled = true
+    var windowMilliseconds: UInt32 = 1_000
+    /// The user clicked a popup (the badge resets).
+    var onActivated: () -> Void = {}
+    private var pending: [PopupPlan.Outcome] = []
+    private var timer: UInt32 = 0
+    private var serverMissingLogged = false
+    /// Shown popups, kept alive until closed or their actions are lost.
+    private var live: [UnsafeMutableRawPointer: ActionBox] = [:]
+
+    final class ActionBox {
+        let notifier: Notifier
+        let file: String?
+        init(_ n: Notifier, _ f: String?) { notifier = n; file = f }
+    }
+
+    init(logger: Logger) {
+        log = logger
+        notify_init("Ferry")
+    }
+
+    func post(_ outcome: PopupPlan.Outcome) {
+        guard enabled else { return }
+        pending.append(outcome)
+        if timer == 0 {
+            timer = MainLoop.addTimer(milliseconds: windowMilliseconds) { [weak self] in
+                self?.timer = 0
+                self?.flush()
+                return false
+            }
+        }
+    }
+
+    private func flush() {
+        let outcomes = pending
+        pending.removeAll()
+        for plan in PopupPlan.plan(outcomes) { show(plan) }
+    }
+
+    private func show(_ plan: PopupPlan) {
+        guard let n = notify_notification_new(plan.summary, plan.body, "folder-download") else { return }
+        let raw = UnsafeMutableRawPointer(n)
+        notify_notification_set_category(n, plan.category)
+        notify_notification_set_hint(n, "desktop-entry", g_variant_new_string("ferry"))
+        if plan.category == "transfer.complete" {
+            notify_notification_set_hint(n, "sound-name", g_variant_new_string("complete-download"))
+        }
+        let box = ActionBox(self, plan.file)
+        let user = Unmanaged.passUnretained(box).toOpaque()
+        let action: NotifyActionCallback = { n, action, user in
+            let box = Unmanaged<ActionBox>.fromOpaque(user!).takeUnretainedValue()
+            box.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: box.file)
+        }
+        notify_notification_add_action(n, "default", "Open", action, user, nil)
+        if plan.file != nil {
+            notify_notification_add_action(n, "open", "Open", action, user, nil)
+            notify_notification_add_action(n, "show", "Show in folder", action, user, nil)
+        }
+        let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { n, user in
+            let box = Unmanaged<ActionBox>.fromOpaque(user!).takeUnretainedValue()
+            box.notifier.closed(n!)
+        }
+        ferry_signal_connect(raw, "closed", unsafeBitCast(closed, to: GCallback.self), user)
+        var error: UnsafeMutablePointer<GError>?
+        if notify_notification_show(n, &error) == 0 {
+            if !serverMissingLogged {
+                log.notice("no notification server (\(error.map { String(cString: $0.pointee.message) } ?? "?")): popups are off until one appears")
+                serverMissingLogged = true
+            }
+            g_clear_error(&error)
+            g_object_unref(raw)
+            return
+        }
+        serverMissingLogged = false
+        live[raw] = box
+    }
+
+    private func closed(_ n: UnsafeMutableRawPointer) {
+        guard live.removeValue(forKey: n) != nil else { return }
+        g_object_unref(n)
+    }
+
+    private func invoked(action: String, file: String?) {
+        onActivated()
+        guard let file else { return }
+        switch action {
+        case "default", "open": Opener.open(file, log: log)
+        case "show": Opener.showInFolder(file, log: log)
+        default: break
+        }
+    }
+}
+
+/// Opens files the desktop way (xdg-open), and shows them in the file manager.
+enum Opener {
+    static func open(_ path: String, log: Logger) { spawn(["xdg-open", path], log: log) }
+
+    static func showInFolder(_ path: String, log: Logger) {
+        let uri = "file://" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)
+        let args = Value.tuple([.strings([uri]), .string("")]).makeGVariant()
+        var error: UnsafeMutablePointer<GError>?
+        let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil)
+        let reply = bus.flatMap {
+            g_dbus_connection_call_sync($0, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
+                                        "org.freedesktop.FileManager1", "ShowItems", args, nil,
+                                        G_DBUS_CALL_FLAGS_NONE, 5_000, nil, &error)
+        }
+        if let reply { g_variant_unref(reply); return }
+        g_clear_error(&error)
+        spawn(["xdg-open", (path as NSString).deletingLastPathComponent], log: log)
+    }
+
+    static func spawn(_ argv: [String], log: Logger) {
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var error: UnsafeMutablePointer<GError>?
+        let flags = GSpawnFlags(G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_STDOUT_TO_DEV_NULL.rawValue)
+        if g_spawn_async(nil, &cargs, nil, flags, nil, nil, nil, &error) == 0 {
+            log.warning("cannot run \(argv[0]): \(error.map { String(cString: $0.pointee.message) } ?? "?")")
+            g_clear_error(&error)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+
+struct View: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Your downloads: active transfers, then finished files newest first. Resets the badge.")
+    @Flag(help: "Keep the view live on a terminal.") var watch = false
+
+    func run() throws {
+        try reportingErrors {
+            let agent = try AgentConnection()
+            _ = try agent.client.call("ResetBadge")
+            repeat {
+                let tasks = try agent.allTasks(session: nil)
+                var screen = watch && Output.stdoutIsTerminal ? "\u{1B}[H\u{1B}[2J" : ""
+                let active = tasks.filter { !$0.state.isFinal }
+                screen += "Active\n"
+                screen += active.isEmpty ? "  (none)\n" : active.map { "  " + Output.line($0) + "\n" }.joined()
+                let finished = tasks.filter { $0.state == .completed }.sorted { $0.updated > $1.updated }
+                screen += "Finished\n"
+                screen += finished.isEmpty ? "  (none)\n" : finished.map { "  \($0.id)\t\($0.file ?? "")\n" }.joined()
+                print(screen, terminator: "")
+                fflush(stdout)
+                if watch { usleep(500_000) }
+            } while watch
+        }
+    }
+}
+
+struct Open: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open a finished download with its default application (xdg-open). Resets the badge.")
+    @Argument(help: "Task id.") var id: Int64?
+    @Flag(help: "Open the most recently finished download.") var latest = false
+
+    func validate() throws {
+        if (id == nil) == !latest { throw ValidationError("give a task id or --latest") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let agent = try AgentConnection()
+            let task: TaskInfo
+            if let id {
+                task = try agent.task(id)
+            } else {
+                guard let newest = try agent.allTasks(session: nil).filter({ $0.state == .completed }).max(by: { $0.updated < $1.updated }) else {
+                    throw FerryError(.noSuchTask, "no finished download yet")
+                }
+                task = newest
+            }
+            guard task.state == .completed, let file = task.file else {
+                throw FerryError(.invalidState, "task \(task.id) is \(task.state.rawValue), not finished")
+            }
+            guard access(file, F_OK) == 0 else {
+                throw FerryError(.failed, "\(file) is no longer there (moved or deleted)")
+            }
+            _ = try agent.client.call("ResetBadge")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["xdg-open", file]
+            try p.run()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else {
+                throw FerryError(.failed, "xdg-open could not open \(file) (exit \(p.terminationStatus))")
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// Popups and the badge, against a notification server on the private bus.
+@Suite(.serialized) struct DesktopTests {
+    func badge(_ h: Harness) throws -> Int? {
+        try h.client().call("GetStatus").first?.dictValue?["badge"]?.int64Value.map(Int.init)
+    }
+
+    @Test func completedDownloadRaisesOnePopupAndTheBadge() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "200"])
+        try h.makeFile("report.pdf", size: 2000)
+        #expect(try h.ferry("download", h.faultURL("report.pdf"), "--wait").status == 0)
+        try h.eventually("a popup") { try !h.popups().isEmpty }
+        let p = try #require(try h.popups().first)
+        #expect(p.summary == "Download complete!")
+        #expect(p.body == "report.pdf")
+        #expect(p.hints["sound-name"] == .string("complete-download"))
+        #expect(p.hints["category"] == .string("transfer.complete"))
+        #expect(p.hints["desktop-entry"] == .string("ferry"))
+        #expect(p.actions == ["default", "Open", "open", "Open", "show", "Show in folder"])
+        #expect(try badge(h) == 1)
+        // The badge survives a restart; the viewer resets it.
+        h.killAgent(signal: SIGTERM)
+        try h.startAgent()
+        #expect(try badge(h) == 1)
+        let view = try h.ferry("view")
+        #expect(view.status == 0 && view.stdout.contains(h.downloads + "/report.pdf"), "\(view.stdout)")
+        #expect(try badge(h) == 0)
+    }
+
+    @Test func burstsAreCoalescedAndFailuresSaidOnce() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "1500"])
+        for i in 1...3 { try h.makeFile("b\(i).bin", size: 1000) }
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("app"), .dict([:])])
+        let requests: [Value] = (1...3).map { .tuple([.string(h.faultURL("b\($0).bin")), .dict([:])]) }
+            + [.tuple([.string(h.faultURL("missing.bin")), .dict([:])])]
+        _ = try c.call("CreateDownloads", [.string("app"), .array(requests, elementType: "(sa{sv})")])
+        try h.eventually("popups") { try h.popups().count == 2 }
+        let popups = try h.popups()
+        #expect(popups.map(\.summary).sorted() == ["3 downloads complete", "Download failed"])
+        let failed = try #require(popups.first { $0.summary == "Download failed" })
+        #expect(failed.body.contains("missing.bin") && failed.body.contains("404"))
+        #expect(failed.hints["category"] == .string("transfer.error"))
+        #expect(try badge(h) == 3)
+    }
+
+    @Test func clickingAPopupResetsTheBadge() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "100"])
+        try h.makeFile("k.txt", size: 10)
+        #expect(try h.ferry("download", h.faultURL("k.txt"), "--wait").status == 0)
+        try h.eventually("a popup") { try !h.popups().isEmpty }
+        #expect(try badge(h) == 1)
+        let id = try h.popups()[0].id
+        _ = try h.client().callRaw(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                                   interface: "dev.ferry.Test", method: "Invoke", args: [.uint32(UInt32(id)), .string("show")])
+        try h.eventually("badge reset") { try badge(h) == 0 }
+    }
+
+    @Test func noNotificationServerStillCompletes() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "50"])
+        for i in 1...2 {
+            try h.makeFile("q\(i).bin", size: 100)
+            #expect(try h.ferry("download", h.faultURL("q\(i).bin"), "--wait").status == 0)
+        }
+        try h.eventually("the agent noticed") { h.agentLog.contains("no notification server") }
+        #expect(h.agentLog.components(separatedBy: "no notification server").count == 2, "logged once")
+        #expect(h.agent?.isRunning == true)
+    }
+}
