@@ -70,6 +70,33 @@ import Testing
         try h.eventually("badge reset") { try badge(h) == 0 }
     }
 
+    @Test func openActionAndFerryOpenUseXdgOpen() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        let (env, opened) = try h.pdfOpenerDesktop()
+        try h.startAgent(["--popup-window-ms", "100"], environment: env)
+        try Data("%PDF-1.4\n%test\n".utf8).write(to: URL(fileURLWithPath: h.www + "/paper.pdf"))
+        #expect(try h.ferry("download", h.faultURL("paper.pdf"), "--wait").status == 0)
+        try h.eventually("a popup") { try !h.popups().isEmpty }
+        _ = try h.client().callRaw(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                                   interface: "dev.ferry.Test", method: "Invoke", args: [.uint32(UInt32(try h.popups()[0].id)), .string("default")])
+        try h.eventually("xdg-open ran the PDF handler") {
+            (try? String(contentsOfFile: opened, encoding: .utf8)) == h.downloads + "/paper.pdf\n"
+        }
+        #expect(try badge(h) == 0)
+        // The same through the CLI.
+        let r = try h.run(Harness.ferry, ["open", "--latest"], environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        try h.eventually("opened twice") {
+            (try? String(contentsOfFile: opened, encoding: .utf8))?.split(separator: "\n").count == 2
+        }
+        // A file that was moved away gets a clear error.
+        try FileManager.default.removeItem(atPath: h.downloads + "/paper.pdf")
+        let gone = try h.run(Harness.ferry, ["open", "--latest"], environment: env)
+        #expect(gone.status != 0 && gone.stderr.contains("no longer there"))
+    }
+
     @Test func noNotificationServerStillCompletes() throws {
         let h = try Harness()
         try h.startFaultServer()

@@ -103,12 +103,12 @@ final class Harness: @unchecked Sendable {
     // MARK: The agent
 
     /// Starts ferryd and waits until it owns its name on the bus.
-    func startAgent(_ extra: [String] = []) throws {
+    func startAgent(_ extra: [String] = [], environment extraEnv: [String: String] = [:]) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.ferryd)
         p.arguments = ["--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
                        "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug"] + extra
-        p.environment = environment
+        p.environment = environment.merging(extraEnv) { $1 }
         let log = FileHandle(forWritingAtPath: root + "/agent.log") ?? {
             FileManager.default.createFile(atPath: root + "/agent.log", contents: nil)
             return FileHandle(forWritingAtPath: root + "/agent.log")!
@@ -174,6 +174,24 @@ final class Harness: @unchecked Sendable {
             else if let n = try? c.decode(Double.self) { self = .number(n) }
             else { self = .string(try c.decode(String.self)) }
         }
+    }
+
+    /// A desktop where xdg-open sends PDFs to a recorder script; returns (env, file of opened paths).
+    func pdfOpenerDesktop() throws -> ([String: String], String) {
+        let home = root + "/home"
+        let opened = root + "/opened.txt"
+        try FileManager.default.createDirectory(atPath: home + "/.local/share/applications", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: home + "/.config", withIntermediateDirectories: true)
+        let script = root + "/recorder.sh"
+        try "#!/bin/sh\necho \"$1\" >> \(opened)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        try "[Desktop Entry]\nType=Application\nName=Recorder\nExec=\(script) %f\nMimeType=application/pdf;\n"
+            .write(toFile: home + "/.local/share/applications/recorder.desktop", atomically: true, encoding: .utf8)
+        try "[Default Applications]\napplication/pdf=recorder.desktop\n"
+            .write(toFile: home + "/.config/mimeapps.list", atomically: true, encoding: .utf8)
+        // xdg-utils reads mimeapps.list only with a display set (none is used); the MIME database
+        // lives in /usr/share.
+        return (["XDG_CURRENT_DESKTOP": "X-Generic", "DISPLAY": ":99", "BROWSER": "", "XDG_DATA_DIRS": "/usr/share"], opened)
     }
 
     func popups() throws -> [Popup] {
