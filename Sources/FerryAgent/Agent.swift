@@ -39,7 +39,9 @@ public final class Agent {
     let notifier: Notifier
     /// Downloads the user was told about since they last looked (the app-icon badge).
     private(set) var badge = 0
-    var onBadgeChanged: (Int) -> Void = { _ in }
+    /// The dock entry changed (badge, or the overall progress of running transfers).
+    var onLauncherChanged: () -> Void = {}
+    private var launcherTimer: UInt32 = 0
     /// Hooks for the bus layer (signals).
     var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
     var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
@@ -71,7 +73,7 @@ public final class Agent {
         queues = try store.loadEventQueues()
         badge = Int(try store.meta("badge") ?? "0") ?? 0
         notifier.onActivated = { [weak self] in self?.resetBadge() }
-        onBadgeChanged(badge)   // docks want the current state from a (re)started agent
+        onLauncherChanged()   // docks want the current state from a (re)started agent
         network.onChange = { [weak self] up in self?.networkChanged(up) }
         if network.available { networkChanged(true) }   // tasks that waited for it before a restart
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
@@ -126,6 +128,7 @@ public final class Agent {
                     curl.remove(t.easy)
                     t.sync()
                     scheduler.stopped(host: m.record.host)
+                    launcherProgressChanged()
                     scheduleSoon()
                 }
             case .discardPartial:
@@ -136,6 +139,7 @@ public final class Agent {
                 armRetryTimer()
             case .emit(let event):
                 tellUser(event, record: m.record)
+                if case .progress = event { launcherProgressChanged() }
                 emit(session: m.record.session, task: id, event)
             case .persist:
                 do { try store.update(m.record) } catch { log.error("cannot save task \(id): \(error)") }
@@ -150,6 +154,7 @@ public final class Agent {
             t.delegate = self
             transfers[r.id] = t
             scheduler.started(host: r.host)
+            launcherProgressChanged()
             curl.add(t.easy)
             log.debug("task \(r.id): starting at byte \(plan.offset)")
         } catch let e as FerryError {
@@ -168,6 +173,7 @@ public final class Agent {
         let id = t.taskID
         guard transfers.removeValue(forKey: id) != nil, let host = machines[id]?.record.host else { return }
         scheduler.stopped(host: host)
+        launcherProgressChanged()
         if code == 0 && !t.began { _ = t.begin() }   // an empty body never reached the write callback
         t.flush()
         var curlCode = code
@@ -229,7 +235,26 @@ public final class Agent {
     private func setBadge(_ value: Int) {
         badge = value
         do { try store.setMeta("badge", String(value)) } catch { log.error("cannot save the badge: \(error)") }
-        onBadgeChanged(value)
+        onLauncherChanged()
+    }
+
+    /// What docks show: the badge, and the progress (0...1) of all running transfers.
+    var launcherState: (count: Int, progress: Double, transferring: Bool) {
+        var received: Int64 = 0, expected: Int64 = 0
+        for m in machines.values where m.record.state == .running {
+            if let e = m.record.expected, e > 0 { received += m.record.received; expected += e }
+        }
+        return (badge, expected > 0 ? min(1, Double(received) / Double(expected)) : 0, !transfers.isEmpty)
+    }
+
+    /// Progress reaches docks at most twice a second, and only while something transfers.
+    func launcherProgressChanged() {
+        guard launcherTimer == 0 else { return }
+        launcherTimer = MainLoop.addTimer(milliseconds: 500) { [weak self] in
+            self?.launcherTimer = 0
+            self?.onLauncherChanged()
+            return false
+        }
     }
 
     // MARK: - Scheduling

@@ -30,7 +30,7 @@ public final class BusService {
         agent.onEventsAvailable = { [unowned self] session, seq in
             self.emit("EventsAvailable", [.string(session), .uint64(seq)])
         }
-        agent.onBadgeChanged = { [unowned self] count in self.publishBadge(count) }
+        agent.onLauncherChanged = { [unowned self] in self.publishLauncher() }
         agent.onTaskChanged = { [unowned self] id, state in
             self.emit("TaskChanged", [.uint64(UInt64(id)), .string(state.rawValue)])
         }
@@ -71,6 +71,7 @@ public final class BusService {
         var error: UnsafeMutablePointer<GError>?
         registrationID = g_dbus_connection_register_object(conn, BusNames.path, iface, &vtable,
                                                            Unmanaged.passUnretained(self).toOpaque(), nil, &error)
+        LauncherEntry.register(conn, service: self)
         if registrationID == 0 {
             log.critical("cannot export \(BusNames.path): \(error.map { String(cString: $0.pointee.message) } ?? "?")")
         }
@@ -141,11 +142,10 @@ public final class BusService {
     }
 
     /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for ferry.desktop.
-    func publishBadge(_ count: Int) {
+    func publishLauncher() {
         guard let c = connection else { return }
-        let props: [String: Value] = ["count": .int64(Int64(count)), "count-visible": .bool(count > 0)]
-        g_dbus_connection_emit_signal(c, nil, "/dev/ferry/LauncherEntry", "com.canonical.Unity.LauncherEntry", "Update",
-                                      Value.tuple([.string("application://ferry.desktop"), .dict(props)]).makeGVariant(), nil)
+        g_dbus_connection_emit_signal(c, nil, LauncherEntry.path, LauncherEntry.interface, "Update",
+                                      Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]).makeGVariant(), nil)
     }
 
     func emit(_ signal: String, _ args: [Value]) {

@@ -55,6 +55,37 @@ import Testing
         #expect(try badge(h) == 3)
     }
 
+    @Test func launcherEntryPublishesTheBadgeToDocks() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "50"])
+        let monitorLog = h.root + "/monitor.txt"
+        try h.spawn("/usr/bin/gdbus", ["monitor", "--session", "--dest", BusNames.agent], output: monitorLog)
+        try h.eventually("monitor attached") { ((try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "").contains("Monitoring") }
+        func query() throws -> [String: Value] {
+            let r = try h.client().callRaw(destination: BusNames.agent, path: "/dev/ferry/LauncherEntry",
+                                           interface: "com.canonical.Unity.LauncherEntry", method: "Query", args: [])
+            #expect(r.first?.stringValue == "application://ferry.desktop")
+            return r.last?.dictValue ?? [:]
+        }
+        #expect(try query()["count"] == .int64(0))
+        try h.makeFile("d.bin", size: 100)
+        #expect(try h.ferry("download", h.faultURL("d.bin"), "--wait").status == 0)
+        try h.eventually("badge 1 signalled") {
+            ((try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "")
+                .contains("com.canonical.Unity.LauncherEntry.Update ('application://ferry.desktop', {'count': <int64 1>, 'count-visible': <true>")
+        }
+        #expect(try query()["count"] == .int64(1))
+        #expect(try query()["count-visible"] == .bool(true))
+        #expect(try h.ferry("view").status == 0)
+        try h.eventually("badge 0 signalled after badge 1") {
+            let text = (try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? ""
+            guard let one = text.range(of: "{'count': <int64 1>") else { return false }
+            return text[one.upperBound...].contains("{'count': <int64 0>, 'count-visible': <false>")
+        }
+        #expect(try query()["count"] == .int64(0))
+    }
+
     @Test func clickingAPopupResetsTheBadge() throws {
         let h = try Harness()
         try h.startNotificationServer()

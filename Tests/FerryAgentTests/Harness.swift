@@ -47,7 +47,7 @@ final class Harness: @unchecked Sendable {
 
     deinit {
         // Children of Foundation's Process start with signals blocked: SIGKILL is the only sure stop.
-        for p in [agent, faultServer, nginx, notificationServer, dbus] {
+        for p in background + [agent, faultServer, nginx, notificationServer, dbus] {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
         try? FileManager.default.removeItem(atPath: root)
@@ -151,6 +151,20 @@ final class Harness: @unchecked Sendable {
     /// The test notification server; its Notify calls land in `notificationsFile`.
     var notificationsFile: String { root + "/notifications.jsonl" }
     private var notificationServer: Process?
+    private var background: [Process] = []
+
+    /// A helper process that runs until the harness ends, its output going to `output`.
+    func spawn(_ exe: String, _ args: [String], output: String) throws {
+        FileManager.default.createFile(atPath: output, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
+        p.environment = environment
+        p.standardOutput = FileHandle(forWritingAtPath: output)
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        background.append(p)
+    }
 
     func startNotificationServer() throws {
         let p = Process()
