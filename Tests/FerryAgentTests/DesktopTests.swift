@@ -128,6 +128,22 @@ import Testing
         #expect(gone.status != 0 && gone.stderr.contains("no longer there"))
     }
 
+    @Test func aSessionCanTurnPopupsOff() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "50"])
+        try h.makeFile("quiet.bin", size: 10)
+        try h.makeFile("loud.bin", size: 10)
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("quiet"), .dict(["popups": .bool(false)])])
+        #expect(try h.ferry("download", h.faultURL("quiet.bin"), "--session", "quiet", "--wait").status == 0)
+        // A popup-raising download afterwards is the marker: only it may show up.
+        #expect(try h.ferry("download", h.faultURL("loud.bin"), "--wait").status == 0)
+        try h.eventually("the loud popup") { try !h.popups().isEmpty }
+        #expect(try h.popups().map(\.body) == ["loud.bin"])
+    }
+
     @Test func noNotificationServerStillCompletes() throws {
         let h = try Harness()
         try h.startFaultServer()
