@@ -122,8 +122,19 @@ import Testing
         try h.eventually("opened twice") {
             (try? String(contentsOfFile: opened, encoding: .utf8))?.split(separator: "\n").count == 2
         }
+        // Show in folder (on a new popup: a clicked one is closed): no file manager on this
+        // bus, so xdg-open opens the folder.
+        try Data("%PDF-1.4\n%two\n".utf8).write(to: URL(fileURLWithPath: h.www + "/two.pdf"))
+        #expect(try h.ferry("download", h.faultURL("two.pdf"), "--wait").status == 0)
+        try h.eventually("a second popup") { try h.popups().count == 2 }
+        let popupID = try h.popups()[1].id
+        _ = try h.client().callRaw(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                                   interface: "dev.ferry.Test", method: "Invoke", args: [.uint32(UInt32(popupID)), .string("show")])
+        try h.eventually("folder opened") {
+            (try? String(contentsOfFile: opened, encoding: .utf8))?.split(separator: "\n").contains(Substring(h.downloads)) == true
+        }
         // A file that was moved away gets a clear error.
-        try FileManager.default.removeItem(atPath: h.downloads + "/paper.pdf")
+        try FileManager.default.removeItem(atPath: h.downloads + "/two.pdf")   // the latest
         let gone = try h.run(Harness.ferry, ["open", "--latest"], environment: env)
         #expect(gone.status != 0 && gone.stderr.contains("no longer there"))
     }

@@ -199,9 +199,9 @@ final class Harness: @unchecked Sendable {
         let script = root + "/recorder.sh"
         try "#!/bin/sh\necho \"$1\" >> \(opened)\n".write(toFile: script, atomically: true, encoding: .utf8)
         chmod(script, 0o755)
-        try "[Desktop Entry]\nType=Application\nName=Recorder\nExec=\(script) %f\nMimeType=application/pdf;\n"
+        try "[Desktop Entry]\nType=Application\nName=Recorder\nExec=\(script) %f\nMimeType=application/pdf;inode/directory;\n"
             .write(toFile: home + "/.local/share/applications/recorder.desktop", atomically: true, encoding: .utf8)
-        try "[Default Applications]\napplication/pdf=recorder.desktop\n"
+        try "[Default Applications]\napplication/pdf=recorder.desktop\ninode/directory=recorder.desktop\n"
             .write(toFile: home + "/.config/mimeapps.list", atomically: true, encoding: .utf8)
         // xdg-utils reads mimeapps.list only with a display set (none is used); the MIME database
         // lives in /usr/share.
