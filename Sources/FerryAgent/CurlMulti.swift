@@ -13,7 +13,6 @@ final class CurlMulti {
     var afterAction: () -> Void = {}
 
     private var watches: [Int32: UInt32] = [:]   // socket -> GLib source id
-    private var watchConditions: [Int32: Int32] = [:]
     private var timer: UInt32 = 0
 
     init(maxTotalConnections: Int, maxHostConnections: Int) {
@@ -56,14 +55,12 @@ final class CurlMulti {
 
     private func updateWatch(fd: Int32, what: Int32) {
         if let id = watches.removeValue(forKey: fd) { g_source_remove(id) }
-        watchConditions[fd] = nil
         guard what != CURL_POLL_REMOVE else { return }
         var cond: UInt32 = 0
         if what & CURL_POLL_IN != 0 { cond |= G_IO_IN.rawValue | G_IO_HUP.rawValue | G_IO_ERR.rawValue }
         if what & CURL_POLL_OUT != 0 { cond |= G_IO_OUT.rawValue | G_IO_ERR.rawValue }
         let me = Unmanaged.passUnretained(self).toOpaque()
         watches[fd] = g_unix_fd_add_full(G_PRIORITY_DEFAULT, fd, GIOCondition(cond), CurlMulti.fdReady, me, nil)
-        watchConditions[fd] = what
     }
 
     private func updateTimer(_ timeoutMs: Int) {
@@ -84,7 +81,7 @@ final class CurlMulti {
         if c & G_IO_OUT.rawValue != 0 { flags |= CURL_CSELECT_OUT }
         if c & (G_IO_ERR.rawValue | G_IO_NVAL.rawValue) != 0 { flags |= CURL_CSELECT_ERR }
         me.action(socket: fd, flags: flags)
-        // Keep the source unless curl removed or replaced it meanwhile.
+        // Keep the source; if curl removed or replaced it meanwhile, GLib has already dropped it.
         return 1
     }
 
@@ -105,7 +102,4 @@ final class CurlMulti {
             onDone(e, result)
         }
     }
-
-    /// Is the GLib source for `fd` the one curl asked for? (Used by the fd callback's return value.)
-    func isWatching(_ fd: Int32) -> Bool { watches[fd] != nil }
 }
