@@ -9,6 +9,10 @@ CURLcode ferry_easy_set_write(CURL *e, ferry_data_fn fn, void *user) {
     CURLcode rc = curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fn);
     return rc ? rc : curl_easy_setopt(e, CURLOPT_WRITEDATA, user);
 }
+CURLcode ferry_easy_set_read(CURL *e, ferry_data_fn fn, void *user) {
+    CURLcode rc = curl_easy_setopt(e, CURLOPT_READFUNCTION, fn);
+    return rc ? rc : curl_easy_setopt(e, CURLOPT_READDATA, user);
+}
 CURLcode ferry_easy_set_header(CURL *e, ferry_data_fn fn, void *user) {
     CURLcode rc = curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, fn);
     return rc ? rc : curl_easy_setopt(e, CURLOPT_HEADERDATA, user);

@@ -3,3 +3,4 @@
 #include <glib-unix.h>
 #include <gio/gio.h>
 #include <gio/gunixfdlist.h>
+#include <gio/gdesktopappinfo.h>

@@ -12,6 +12,7 @@ extension Agent {
         try Self.validateSessionIdentifier(identifier)
         let existing = try store.session(identifier)
         var config = existing ?? SessionConfig()
+        if config.invalid { config.invalid = false }   // a new life for an invalidated identifier
         if let v = options["launch-command"] { config.launchCommand = try Self.strings(v, "launch-command") }
         if let v = options["discretionary"] { config.discretionary = try Self.bool(v, "discretionary") }
         if let v = options["allow-metered"] { config.allowMetered = try Self.bool(v, "allow-metered") }
@@ -34,10 +35,18 @@ extension Agent {
                 "latest-seq": .uint64(queues[identifier]?.lastSeq ?? 0)]
     }
 
-    func createDownloads(session: String, _ requests: [(String, [String: Value])]) throws -> [Int64] {
-        guard try store.session(session) != nil else {
+    /// The session tasks may be added to.
+    private func usableSession(_ session: String) throws {
+        guard let config = try store.session(session) else {
             throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
         }
+        guard !config.invalidating, !config.invalid else {
+            throw FerryError(.invalidState, "session '\(session)' was invalidated: open it again for new tasks")
+        }
+    }
+
+    func createDownloads(session: String, _ requests: [(String, [String: Value])]) throws -> [Int64] {
+        try usableSession(session)
         guard requests.count <= Self.maxBatch else {
             throw FerryError(.invalidArgument, "at most \(Self.maxBatch) tasks per call")
         }
@@ -61,7 +70,7 @@ extension Agent {
     private func makeRecord(session: String, url: String, options: [String: Value], now: Int64) throws -> TaskRecord {
         let host = try DownloadURL.validate(url)
         var r = TaskRecord(session: session, url: url, host: host, created: now, updated: now)
-        for key in options.keys where !["directory", "output", "sha256", "description", "headers", "paused"].contains(key) {
+        for key in options.keys where !["directory", "output", "sha256", "description", "headers", "paused", "method"].contains(key) {
             throw FerryError(.invalidArgument, "unknown option '\(key)'")
         }
         if let v = options["directory"] {
@@ -109,14 +118,47 @@ extension Agent {
             r.headers = h
         }
         if let v = options["paused"], try Self.bool(v, "paused") { r.state = .paused }
+        if let v = options["method"] {
+            let m = try Self.string(v, "method").uppercased()
+            guard ["GET", "POST"].contains(m) else { throw FerryError(.invalidArgument, "a download's method must be GET or POST, not '\(m.prefix(16))'") }
+            r.method = m == "GET" ? nil : m
+        }
         return r
+    }
+
+    func createUpload(session: String, url: String, file: String, options: [String: Value]) throws -> Int64 {
+        try usableSession(session)
+        let host = try DownloadURL.validate(url)
+        var r = TaskRecord(session: session, url: url, host: host, created: MainLoop.now, updated: MainLoop.now)
+        r.kind = .upload
+        for key in options.keys where !["description", "headers", "paused", "method"].contains(key) {
+            throw FerryError(.invalidArgument, "unknown upload option '\(key)'")
+        }
+        guard file.hasPrefix("/") else { throw FerryError(.invalidArgument, "the file to upload must be an absolute path: \(file)") }
+        var st = stat()
+        guard stat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, access(file, R_OK) == 0 else {
+            throw FerryError(.invalidArgument, "cannot upload \(file): not a readable regular file")
+        }
+        r.uploadFile = file
+        r.expected = Int64(st.st_size)
+        var download = options
+        download["method"] = nil
+        let common = try makeRecord(session: session, url: url, options: download, now: MainLoop.now)
+        r.description = common.description; r.headers = common.headers; r.state = common.state
+        if let v = options["method"] {
+            let m = try Self.string(v, "method").uppercased()
+            guard ["PUT", "POST"].contains(m) else { throw FerryError(.invalidArgument, "an upload's method must be PUT or POST, not '\(m.prefix(16))'") }
+            r.method = m == "PUT" ? nil : m
+        }
+        let saved = try store.insert([r])[0]
+        onTaskChanged(saved.id, saved.state)
+        scheduleSoon()
+        return saved.id
     }
 
     func createFromResumeData(session: String, _ blob: [UInt8], _ options: [String: Value]) throws -> Int64 {
         let data = try ResumeData.decode(blob)
-        guard try store.session(session) != nil else {
-            throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
-        }
+        try usableSession(session)
         var r = try makeRecord(session: session, url: data.url, options: options, now: MainLoop.now)
         r.etag = data.etag
         r.lastModified = data.lastModified

@@ -32,6 +32,12 @@ public final class Agent {
     /// Sequence numbers reserved in the store per session (see `emit`).
     var reservedSeq: [String: UInt64] = [:]
     var sessions: [String: SessionConfig] = [:]
+    /// Bus peers (unique names) that opened each session and are still on the bus.
+    var clients: [String: Set<String>] = [:]
+    var relaunch: [String: RelaunchPolicy] = [:]
+    var relaunchTimers: [String: UInt32] = [:]
+    /// Answers to authentication challenges: memory only, never stored or logged.
+    var credentials: [Int64: Credential] = [:]
     var retryTimer: UInt32 = 0
     var scheduleQueued = false
     var signalsPending: Set<String> = []
@@ -79,6 +85,11 @@ public final class Agent {
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         armRetryTimer()
         scheduleSoon()
+        // Events that waited across a restart (or a reboot) may need their app.
+        MainLoop.idle { [weak self] in
+            guard let self else { return }
+            for id in self.queues.keys { self.considerLaunch(id) }
+        }
     }
 
     /// Stops every transfer so that it resumes on the next start; bytes on disk are kept.
@@ -139,7 +150,7 @@ public final class Agent {
                 armRetryTimer()
             case .emit(let event):
                 tellUser(event, record: m.record)
-                if case .progress = event { launcherProgressChanged() }
+                if event.isProgress { launcherProgressChanged() }
                 emit(session: m.record.session, task: id, event)
             case .persist:
                 do { try store.update(m.record) } catch { log.error("cannot save task \(id): \(error)") }
@@ -150,7 +161,8 @@ public final class Agent {
 
     private func startTransfer(_ r: TaskRecord, plan: TaskMachine.TransferPlan) {
         do {
-            let t = try Transfer(taskID: r.id, plan: plan, stagingPath: stagingPath(r.id), settings: settings.transfer)
+            let t = try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: stagingPath(r.id),
+                                 credential: credentials[r.id], settings: settings.transfer)
             t.delegate = self
             transfers[r.id] = t
             scheduler.started(host: r.host)
@@ -174,19 +186,21 @@ public final class Agent {
         guard transfers.removeValue(forKey: id) != nil, let host = machines[id]?.record.host else { return }
         scheduler.stopped(host: host)
         launcherProgressChanged()
-        if code == 0 && !t.began { _ = t.begin() }   // an empty body never reached the write callback
+        if code == 0 && !t.began && !t.isUpload { _ = t.begin() }   // an empty body never reached the write callback
         t.flush()
         var curlCode = code
         if t.rejection != nil { curlCode = 33 }
         let outcome = TransferOutcome(curlCode: curlCode, curlMessage: t.rejection ?? t.errorMessage,
                                       httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
-                                      localErrno: t.writeErrno, bytesThisAttempt: t.bytesThisAttempt)
+                                      localErrno: t.writeErrno, bytesThisAttempt: t.bytesThisAttempt,
+                                      authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
         if curlCode != 0 { log.info("task \(id): attempt ended: curl \(curlCode) HTTP \(outcome.httpStatus) \(outcome.curlMessage)") }
         _ = try? withMachine(id) { m in
             _ = m.progressed(received: t.received, now: MainLoop.now)
             return m.transferEnded(outcome, backoff: settings.backoff, resourceDeadline: deadline(m.record),
                                    now: MainLoop.now, random: Double.random(in: 0..<1),
-                                   networkAvailable: network.available)
+                                   networkAvailable: network.available,
+                                   canChallenge: sessionConfig(m.record.session).keepEvents)
         }
         scheduleSoon()
     }
@@ -290,7 +304,7 @@ public final class Agent {
             return
         }
         for r in next {
-            let partial = fileSize(stagingPath(r.id))
+            let partial = r.kind == .upload ? 0 : fileSize(stagingPath(r.id))
             _ = try? withMachine(r.id) { $0.start(partialBytes: partial, now: MainLoop.now) }
         }
     }
@@ -355,7 +369,11 @@ public final class Agent {
     }
 
     private func flushSignals() {
-        for s in signalsPending { onEventsAvailable(s, queues[s]?.lastSeq ?? 0) }
+        for s in signalsPending {
+            onEventsAvailable(s, queues[s]?.lastSeq ?? 0)
+            considerLaunch(s)
+            checkInvalidation(s)
+        }
         signalsPending.removeAll()
     }
 }

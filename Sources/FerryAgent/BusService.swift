@@ -72,6 +72,7 @@ public final class BusService {
         registrationID = g_dbus_connection_register_object(conn, BusNames.path, iface, &vtable,
                                                            Unmanaged.passUnretained(self).toOpaque(), nil, &error)
         LauncherEntry.register(conn, service: self)
+        watchPeers(conn)
         if registrationID == 0 {
             log.critical("cannot export \(BusNames.path): \(error.map { String(cString: $0.pointee.message) } ?? "?")")
         }
@@ -87,7 +88,7 @@ public final class BusService {
         let name = String(cString: method!)
         let args = params.map { Value($0).tupleValue ?? [] } ?? []
         do {
-            let reply = try me.dispatch(name, args)
+            let reply = try me.dispatch(name, args, sender: sender.map { String(cString: $0) } ?? "")
             g_dbus_method_invocation_return_value(invocation, Value.tuple(reply).makeGVariant())
         } catch let e as FerryError {
             g_dbus_method_invocation_return_dbus_error(invocation, e.dbusName, e.message)
@@ -98,14 +99,24 @@ public final class BusService {
     }
 
     /// One line per method: unpack the (already type-checked) arguments, call the agent, pack the reply.
-    func dispatch(_ method: String, _ a: [Value]) throws -> [Value] {
+    func dispatch(_ method: String, _ a: [Value], sender: String) throws -> [Value] {
         func s(_ i: Int) -> String { a[i].stringValue ?? "" }
         func t(_ i: Int) -> Int64 { a[i].int64Value ?? 0 }
         func u(_ i: Int) -> Int { Int(a[i].int64Value ?? 0) }
         func d(_ i: Int) -> [String: Value] { a[i].dictValue ?? [:] }
         switch method {
         case "OpenSession":
-            return [.dict(try agent.openSession(s(0), d(1)))]
+            let reply = try agent.openSession(s(0), d(1))
+            if !sender.isEmpty { agent.clientOpened(session: s(0), peer: sender) }
+            return [.dict(reply)]
+        case "CreateUpload":
+            return [.uint64(UInt64(try agent.createUpload(session: s(0), url: s(1), file: s(2), options: d(3))))]
+        case "AnswerChallenge": try agent.answerChallenge(t(0), d(1)); return []
+        case "FinishedHandlingEvents": try agent.finishedHandlingEvents(session: s(0)); return []
+        case "InvalidateSession":
+            try agent.invalidateSession(s(0), cancelTasks: a[1].boolValue ?? false); return []
+        case "GetSession":
+            return [.dict(try agent.sessionInfo(s(0)))]
         case "CreateDownload":
             return [.uint64(UInt64(try agent.createDownloads(session: s(0), [(s(1), d(2))])[0]))]
         case "CreateDownloads":
@@ -129,7 +140,7 @@ public final class BusService {
             return [.bytes(try agent.cancelProducingResumeData(t(0)))]
         case "FetchEvents":
             let events = try agent.fetchEvents(session: s(0), after: a[1].uint64Value ?? 0, limit: u(2))
-            return [.array(events.map(\.busValue), elementType: "(tsta{sv})")]
+            return [.array(events.map(eventValue), elementType: "(tsta{sv})")]
         case "AcknowledgeEvents":
             try agent.acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0); return []
         case "ResetBadge":
@@ -139,6 +150,26 @@ public final class BusService {
         default:
             throw FerryError(.invalidArgument, "unknown method \(method)")
         }
+    }
+
+    /// A queued event as FetchEvents returns it; a resumable completion carries its resume data.
+    private func eventValue(_ e: QueuedEvent) -> Value {
+        guard case .completed(_, _, true) = e.event, let blob = agent.resumeData(for: e.task) else { return e.busValue }
+        var data = e.event.data
+        data["resume-data"] = .bytes(blob)
+        return .tuple([.uint64(e.seq), .string(e.event.kind), .uint64(UInt64(e.task)), .dict(data)])
+    }
+
+    /// Clients that leave the bus are no longer connected to their sessions.
+    private func watchPeers(_ conn: OpaquePointer) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        g_dbus_connection_signal_subscribe(conn, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                                           "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE, { _, _, _, _, _, params, user in
+            let args = params.map { Value($0).tupleValue ?? [] } ?? []
+            guard args.count == 3, let name = args[0].stringValue, name.hasPrefix(":"),
+                  args[2].stringValue == "" else { return }
+            Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().agent.peerVanished(name)
+        }, me, nil)
     }
 
     /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for ferry.desktop.

@@ -2,6 +2,8 @@
 public struct SessionConfig: Codable, Sendable, Equatable {
     /// Queue events for a client (false for fire-and-forget sessions such as the CLI's).
     public var keepEvents: Bool = true
+    /// The app's command line, started with FERRY_BACKGROUND_SESSION set when events wait and
+    /// no client is connected. One element ending in ".desktop" names a desktop entry instead.
     public var launchCommand: [String] = []
     public var discretionary: Bool = false
     public var allowMetered: Bool = true
@@ -11,5 +13,26 @@ public struct SessionConfig: Codable, Sendable, Equatable {
     public var resourceTimeout: Int = 7 * 24 * 3600
     public var popups: Bool = true
     public var defaultDirectory: String? = nil
+    /// finishTasksAndInvalidate / invalidateAndCancel was called: no new tasks.
+    public var invalidating: Bool = false
+    /// Invalidation finished (the "invalidated" event went out); OpenSession starts afresh.
+    public var invalid: Bool = false
     public init() {}
+
+    // Stored as JSON: a key missing from an older agent's row takes its default.
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = SessionConfig()
+        keepEvents = try c.decodeIfPresent(Bool.self, forKey: .keepEvents) ?? d.keepEvents
+        launchCommand = try c.decodeIfPresent([String].self, forKey: .launchCommand) ?? d.launchCommand
+        discretionary = try c.decodeIfPresent(Bool.self, forKey: .discretionary) ?? d.discretionary
+        allowMetered = try c.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? d.allowMetered
+        perHostLimit = try c.decodeIfPresent(Int.self, forKey: .perHostLimit) ?? d.perHostLimit
+        requestTimeout = try c.decodeIfPresent(Int.self, forKey: .requestTimeout) ?? d.requestTimeout
+        resourceTimeout = try c.decodeIfPresent(Int.self, forKey: .resourceTimeout) ?? d.resourceTimeout
+        popups = try c.decodeIfPresent(Bool.self, forKey: .popups) ?? d.popups
+        defaultDirectory = try c.decodeIfPresent(String.self, forKey: .defaultDirectory)
+        invalidating = try c.decodeIfPresent(Bool.self, forKey: .invalidating) ?? d.invalidating
+        invalid = try c.decodeIfPresent(Bool.self, forKey: .invalid) ?? d.invalid
+    }
 }

@@ -65,6 +65,13 @@ final class Store {
                 CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 """)
         }
+        m.registerMigration("v2: uploads, methods, session bookkeeping") { db in
+            try db.execute(sql: """
+                ALTER TABLE tasks ADD COLUMN method TEXT;
+                ALTER TABLE tasks ADD COLUMN upload_file TEXT;
+                ALTER TABLE sessions ADD COLUMN finished_events INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return m
     }
 
@@ -136,8 +143,8 @@ final class Store {
             let stmt = try db.makeStatement(sql: """
                 INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                     directory, output, file, suggested_name, sha256, description, headers, error, error_name,
-                    attempts, retry_at, created, updated)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    attempts, retry_at, created, updated, kind, method, upload_file)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             var out: [TaskRecord] = []
             out.reserveCapacity(records.count)
@@ -157,7 +164,8 @@ final class Store {
             try db.execute(sql: """
                 UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
-                    headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?
+                    headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
+                    kind=?, method=?, upload_file=?
                 WHERE id = ?
                 """, arguments: args)
         }
@@ -263,13 +271,14 @@ final class Store {
         let headers = (try? JSONEncoder().encode(r.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return [r.session, r.url, r.host, r.state.rawValue, r.reason?.rawValue, r.received, r.expected, r.etag,
                 r.lastModified, r.directory, r.output, r.file, r.suggestedName, r.sha256, r.description,
-                headers, r.error, r.errorName, r.attempts, r.retryAt, r.created, r.updated]
+                headers, r.error, r.errorName, r.attempts, r.retryAt, r.created, r.updated,
+                r.kind.rawValue, r.method, r.uploadFile]
     }
 
     private static func record(_ row: Row) -> TaskRecord {
         let headersJSON: String = row["headers"]
         let headers = (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8))) ?? [:]
-        return TaskRecord(
+        var r = TaskRecord(
             id: row["id"], session: row["session"], url: row["url"], host: row["host"],
             state: TaskState(rawValue: row["state"]) ?? .failed,
             reason: (row["reason"] as String?).flatMap(WaitReason.init(rawValue:)),
@@ -278,5 +287,35 @@ final class Store {
             file: row["file"], suggestedName: row["suggested_name"], sha256: row["sha256"],
             description: row["description"], headers: headers, error: row["error"], errorName: row["error_name"],
             attempts: row["attempts"], retryAt: row["retry_at"], created: row["created"], updated: row["updated"])
+        r.kind = TaskRecord.Kind(rawValue: row["kind"]) ?? .download
+        r.method = row["method"]
+        r.uploadFile = row["upload_file"]
+        return r
+    }
+
+    func finishedEvents(session: String) throws -> Int64 {
+        try db.read { db in
+            try Int64.fetchOne(db, sql: "SELECT finished_events FROM sessions WHERE identifier = ?", arguments: [session]) ?? 0
+        }
+    }
+
+    func setFinishedEvents(session: String, at time: Int64) throws {
+        try db.write { db in
+            try db.execute(sql: "UPDATE sessions SET finished_events = ? WHERE identifier = ?", arguments: [time, session])
+        }
+    }
+
+    /// Sessions that asked to be launched for events (checked at start-up).
+    func sessionIdentifiers() throws -> [String] {
+        try db.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM sessions") }
+    }
+
+    /// Unfinished tasks of a session (for invalidation).
+    func unfinishedTasks(session: String) throws -> [TaskRecord] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT * FROM tasks WHERE session = ? AND state NOT IN ('completed', 'failed', 'canceled') ORDER BY id
+                """, arguments: [session]).map(Self.record)
+        }
     }
 }

@@ -21,11 +21,19 @@ public struct TransferSettings: Sendable {
     public init() {}
 }
 
-/// One attempt of one task: a curl easy handle writing into the task's staging file.
+/// A user name and password an app gave in answer to a challenge.
+struct Credential {
+    var user: String
+    var password: String
+}
+
+/// One attempt of one task: a curl easy handle writing into the task's staging file, or,
+/// for an upload, reading the body from the app's file (the response body is dropped).
 final class Transfer {
     let taskID: Int64
     let easy: UnsafeMutableRawPointer
     weak var delegate: TransferDelegate?
+    let isUpload: Bool
     private let fd: Int32
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private(set) var began = false
@@ -44,19 +52,53 @@ final class Transfer {
         return p
     }()
 
-    init(taskID: Int64, plan: TaskMachine.TransferPlan, stagingPath: String, settings: TransferSettings) throws {
+    init(taskID: Int64, record: TaskRecord, plan: TaskMachine.TransferPlan, stagingPath: String,
+         credential: Credential?, settings: TransferSettings) throws {
         self.taskID = taskID
-        let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FerryError(.failed, "cannot open staging file \(stagingPath): \(String(cString: strerror(errno)))") }
-        // Position at the planned offset; bytes beyond it are stale.
-        if ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
-            let e = errno; close(fd)
-            throw FerryError(.failed, "cannot prepare staging file: \(String(cString: strerror(e)))")
+        isUpload = record.kind == .upload
+        if isUpload {
+            let path = record.uploadFile ?? ""
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw FerryError(.failed, "cannot read the file to upload \(path): \(String(cString: strerror(errno)))")
+            }
+            self.fd = fd
+            self.received = 0
+        } else {
+            let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw FerryError(.failed, "cannot open staging file \(stagingPath): \(String(cString: strerror(errno)))") }
+            // Position at the planned offset; bytes beyond it are stale.
+            if ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
+                let e = errno; close(fd)
+                throw FerryError(.failed, "cannot prepare staging file: \(String(cString: strerror(e)))")
+            }
+            self.fd = fd
+            self.received = plan.offset
         }
-        self.fd = fd
-        self.received = plan.offset
         easy = curl_easy_init()
         configure(plan: plan, settings: settings)
+        if let credential {
+            ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 3)   // CURLAUTH_BASIC | CURLAUTH_DIGEST (casts in curl.h do not import)
+            ferry_easy_setopt_str(easy, CURLOPT_USERNAME, credential.user)
+            ferry_easy_setopt_str(easy, CURLOPT_PASSWORD, credential.password)
+        }
+        let method = record.effectiveMethod
+        if isUpload {
+            let size = Int64(lseek(fd, 0, SEEK_END))
+            lseek(fd, 0, SEEK_SET)
+            if method == "POST" {
+                ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
+                ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(size))
+            } else {
+                ferry_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
+                ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
+                if method != "PUT" { ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, method) }
+            }
+            ferry_easy_set_read(easy, Transfer.readCallback, Unmanaged.passUnretained(self).toOpaque())
+        } else if method == "POST" {
+            ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
+            ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+        }
     }
 
     deinit {
@@ -157,7 +199,27 @@ final class Transfer {
         return me.write(data!, size * count)
     }
 
+    private static let readCallback: ferry_data_fn = { data, size, count, user in
+        let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+        return me.readBody(data!, size * count)
+    }
+
+    /// Upload body: the next piece of the file. Progress counts bytes handed to curl.
+    private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        var n: Int
+        repeat { n = read(fd, data, length) } while n < 0 && errno == EINTR
+        guard n >= 0 else {
+            writeErrno = errno
+            return 0x1000_0000   // CURL_READFUNC_ABORT
+        }
+        received += Int64(n)
+        bytesThisAttempt += Int64(n)
+        delegate?.transferProgressed(self, received: received)
+        return n
+    }
+
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        if isUpload { return length }   // the server's answer to an upload is not kept
         if !began && !begin() { return 0 }
         if writeErrno != nil { return 0 }   // an earlier flush failed: abort with CURLE_WRITE_ERROR
         if pendingCount + length > pending.count {
@@ -178,7 +240,7 @@ final class Transfer {
     /// Writes the gathered bytes to the staging file. False (and `writeErrno` set) on failure.
     @discardableResult
     func flush() -> Bool {
-        guard pendingCount > 0, writeErrno == nil else { return writeErrno == nil }
+        guard !isUpload, pendingCount > 0, writeErrno == nil else { return writeErrno == nil }
         let ok = writeAll(UnsafeRawPointer(pending.baseAddress!), pendingCount)
         pendingCount = 0
         return ok
@@ -199,5 +261,5 @@ final class Transfer {
     }
 
     /// Forces the written bytes to disk (before a state that must survive a reboot).
-    func sync() { flush(); fsync(fd) }
+    func sync() { if !isUpload { flush(); fsync(fd) } }
 }

@@ -6,6 +6,13 @@ extension SessionEvent {
         switch self {
         case .progress(let received, let expected, let written):
             return ["received": .int64(received), "expected": .int64(expected ?? -1), "written": .int64(written)]
+        case .sent(let sent, let expected, let written):
+            return ["sent": .int64(sent), "expected": .int64(expected ?? -1), "written": .int64(written)]
+        case .challenge(let scheme, let realm, let host, let failures):
+            return ["scheme": .string(scheme), "realm": .string(realm), "host": .string(host),
+                    "previous-failures": .uint32(UInt32(clamping: failures))]
+        case .invalidated(let error):
+            return ["error": .string(error ?? "")]
         case .resumed(let offset, let expected):
             return ["offset": .int64(offset), "expected": .int64(expected ?? -1)]
         case .finished(let file, let received):
@@ -21,6 +28,10 @@ extension SessionEvent {
         func s(_ k: String) -> String? { d[k]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
         switch kind {
         case "progress": self = .progress(received: i("received"), expected: opt("expected"), written: i("written"))
+        case "sent": self = .sent(sent: i("sent"), expected: opt("expected"), written: i("written"))
+        case "challenge": self = .challenge(scheme: d["scheme"]?.stringValue ?? "", realm: d["realm"]?.stringValue ?? "",
+                                            host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")))
+        case "invalidated": self = .invalidated(error: s("error"))
         case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
         case "finished": self = .finished(file: s("file") ?? "", received: i("received"))
         case "completed": self = .completed(error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)

@@ -4,7 +4,10 @@ import FerryCore
 public struct TaskInfo: Sendable, Equatable {
     public var id: Int64
     public var session: String
+    public var kind: TaskRecord.Kind
     public var url: String
+    public var method: String
+    public var uploadFile: String?
     public var state: TaskState
     public var received: Int64
     public var expected: Int64?
@@ -20,6 +23,7 @@ public struct TaskInfo: Sendable, Equatable {
 
     public init(_ r: TaskRecord) {
         id = r.id; session = r.session; url = DownloadURL.printable(r.url); state = r.state
+        kind = r.kind; method = r.effectiveMethod; uploadFile = r.uploadFile
         received = r.received; expected = r.expected; file = r.file; error = r.error; errorName = r.errorName
         reason = r.reason; description = r.description; attempts = r.attempts; retryAt = r.retryAt
         created = r.created; updated = r.updated
@@ -34,6 +38,9 @@ public struct TaskInfo: Sendable, Equatable {
             "attempts": .uint32(UInt32(clamping: attempts)), "created": .int64(created), "updated": .int64(updated),
         ]
         if let retryAt { d["retry-at"] = .int64(retryAt) }
+        d["kind"] = .string(kind.rawValue)
+        d["method"] = .string(method)
+        if let uploadFile { d["upload-file"] = .string(uploadFile) }
         return d
     }
 
@@ -43,6 +50,9 @@ public struct TaskInfo: Sendable, Equatable {
         self.id = id
         self.state = state
         session = d["session"]?.stringValue ?? ""
+        kind = d["kind"]?.stringValue.flatMap(TaskRecord.Kind.init(rawValue:)) ?? .download
+        method = d["method"]?.stringValue ?? "GET"
+        uploadFile = d["upload-file"]?.stringValue
         url = d["url"]?.stringValue ?? ""
         received = d["received"]?.int64Value ?? 0
         expected = d["expected"]?.int64Value.flatMap { $0 < 0 ? nil : $0 }

@@ -26,11 +26,16 @@ public struct EventQueue: Sendable {
 
     public var count: Int { live }
 
+    /// Are events other than progress waiting for the client (what a relaunch is for)?
+    public var hasDurable: Bool {
+        slots[head...].contains { $0?.event.isDurable == true }
+    }
+
     @discardableResult
     public mutating func append(task: Int64, _ event: SessionEvent) -> QueuedEvent {
         lastSeq += 1
         let q = QueuedEvent(seq: lastSeq, task: task, event: event)
-        if case .progress = event {
+        if event.isProgress {
             if let old = progressSlot[task], old >= head, old < slots.count, slots[old] != nil {
                 slots[old] = nil
                 live -= 1

@@ -1,18 +1,33 @@
 /// What a session's client is told about its tasks (the delegate callbacks of SEMANTICS.md).
 public enum SessionEvent: Sendable, Equatable, Codable {
     case progress(received: Int64, expected: Int64?, written: Int64)
+    /// Upload progress: body bytes sent so far (didSendBodyData).
+    case sent(sent: Int64, expected: Int64?, written: Int64)
     case resumed(offset: Int64, expected: Int64?)
     case finished(file: String, received: Int64)
     case completed(error: String?, errorName: String?, resumable: Bool)
+    /// The server asked for credentials; the task waits for AnswerChallenge.
+    case challenge(scheme: String, realm: String, host: String, previousFailures: Int)
+    /// The session was invalidated: no task is left and no new one is accepted.
+    case invalidated(error: String?)
 
     public var kind: String {
         switch self {
         case .progress: return "progress"
+        case .sent: return "sent"
         case .resumed: return "resumed"
         case .finished: return "finished"
         case .completed: return "completed"
+        case .challenge: return "challenge"
+        case .invalidated: return "invalidated"
         }
     }
     /// Progress is superseded by newer progress and never stored; the others are durable.
-    public var isDurable: Bool { if case .progress = self { return false } else { return true } }
+    public var isDurable: Bool {
+        switch self {
+        case .progress, .sent: return false
+        default: return true
+        }
+    }
+    public var isProgress: Bool { !isDurable }
 }

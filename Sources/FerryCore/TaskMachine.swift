@@ -1,3 +1,5 @@
+import Foundation
+
 /// The life of one task as a value: each event returns what the I/O shell must do.
 /// No I/O, no clocks, no randomness inside: time and random numbers come in as arguments.
 public struct TaskMachine: Sendable {
@@ -113,17 +115,37 @@ public struct TaskMachine: Sendable {
         let written = received - lastProgressBytes
         lastProgressAt = now
         lastProgressBytes = received
-        return [.emit(.progress(received: received, expected: record.expected, written: written))]
+        return [.emit(progressEvent(written: written))]
+    }
+
+    /// Downloads report bytes received (didWriteData), uploads bytes sent (didSendBodyData).
+    private func progressEvent(written: Int64) -> SessionEvent {
+        record.kind == .upload
+            ? .sent(sent: record.received, expected: record.expected, written: written)
+            : .progress(received: record.received, expected: record.expected, written: written)
     }
 
     // MARK: - End of an attempt
 
     /// The attempt ended. `random` in 0..<1 feeds the jitter.
     /// With `networkAvailable` false a transient failure waits for the network instead of a timer.
+    /// With `canChallenge` (a client listens to the session), a 401 asks the app for credentials
+    /// instead of failing the task.
     public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
-                                       now: Int64, random: Double, networkAvailable: Bool = true) -> [Action] {
+                                       now: Int64, random: Double, networkAvailable: Bool = true,
+                                       canChallenge: Bool = false) -> [Action] {
         guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
         record.updated = now
+        if canChallenge, outcome.httpStatus == 401 {
+            let (scheme, realm) = Self.parseChallenge(outcome.authenticate)
+            let failures = record.attempts
+            record.state = .waiting
+            record.reason = .credentials
+            record.error = "server answered HTTP 401: waiting for the app to answer the authentication challenge"
+            record.retryAt = nil
+            return [.persist, .emit(.challenge(scheme: scheme, realm: realm,
+                                               host: record.host, previousFailures: failures))]
+        }
         switch FailureClassifier.classify(outcome) {
         case .success:
             if let expected = record.expected, record.received != expected {
@@ -132,9 +154,16 @@ public struct TaskMachine: Sendable {
                              backoff: backoff, deadline: resourceDeadline, now: now, random: random)
             }
             if record.expected == nil { record.expected = record.received }
-            var actions: [Action] = [.emit(.progress(received: record.received, expected: record.expected,
-                                                     written: record.received - lastProgressBytes))]
+            var actions: [Action] = [.emit(progressEvent(written: record.received - lastProgressBytes))]
             lastProgressBytes = record.received
+            if record.kind == .upload {
+                // The server took the whole body and answered 2xx: nothing to move into place.
+                record.state = .completed
+                record.error = nil
+                record.errorName = nil
+                record.reason = nil
+                return actions + [.persist, .emit(.completed(error: nil, errorName: nil, resumable: false))]
+            }
             actions.append(.finalize)
             return actions
         case .transient(let message) where !networkAvailable:
@@ -228,6 +257,51 @@ public struct TaskMachine: Sendable {
         record.retryAt = nil
         record.updated = now
         return [.persist]
+    }
+
+    /// How an app answered a challenge.
+    public enum ChallengeAnswer: Sendable, Equatable {
+        /// Try again; the shell sends the credential with the next attempt.
+        case useCredential
+        /// Fail the task as the server answered (HTTP 401).
+        case reject
+        case cancel
+    }
+
+    public mutating func answerChallenge(_ answer: ChallengeAnswer, now: Int64) throws -> [Action] {
+        guard record.state == .waiting, record.reason == .credentials else {
+            throw FerryError(.invalidState, "task \(record.id) is not waiting for credentials")
+        }
+        switch answer {
+        case .useCredential:
+            record.attempts += 1   // counts the credentials tried: previousFailures of the next challenge
+            record.state = .queued
+            record.reason = nil
+            record.updated = now
+            return [.persist]
+        case .reject:
+            return fail(name: "AuthenticationRequired", message: "server answered HTTP 401: authentication required",
+                        resumable: false, now: now)
+        case .cancel:
+            return try cancel(keepPartial: false, now: now)
+        }
+    }
+
+    /// "Basic realm=\"x\", charset=…" → ("Basic", "x").
+    static func parseChallenge(_ header: String?) -> (String, String) {
+        guard let header, !header.isEmpty else { return ("", "") }
+        let scheme = String(header.prefix { $0 != " " })
+        var realm = ""
+        if let r = header.range(of: "realm=", options: .caseInsensitive) {
+            var rest = header[r.upperBound...]
+            if rest.first == "\"" {
+                rest = rest.dropFirst()
+                realm = String(rest.prefix { $0 != "\"" })
+            } else {
+                realm = String(rest.prefix { $0 != "," && $0 != " " })
+            }
+        }
+        return (scheme, realm)
     }
 
     // MARK: - Requests from clients

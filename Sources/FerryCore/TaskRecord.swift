@@ -1,8 +1,15 @@
 /// Everything the agent knows about one task: what the store keeps and the API shows.
 public struct TaskRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable { case download, upload }
+
     public var id: Int64
     public var session: String
+    public var kind: Kind = .download
     public var url: String
+    /// HTTP method (nil = the kind's default: GET for downloads, PUT for uploads).
+    public var method: String? = nil
+    /// The file whose contents an upload sends.
+    public var uploadFile: String? = nil
     public var host: String
     public var state: TaskState
     public var reason: WaitReason?
@@ -47,6 +54,8 @@ public struct TaskRecord: Sendable, Equatable {
         self.error = error; self.errorName = errorName; self.attempts = attempts
         self.retryAt = retryAt; self.created = created; self.updated = updated
     }
+
+    public var effectiveMethod: String { method ?? (kind == .upload ? "PUT" : "GET") }
 
     /// The validator to send in If-Range: a strong ETag, else Last-Modified.
     public var resumeValidator: String? {

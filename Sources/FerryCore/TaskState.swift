@@ -12,4 +12,5 @@ public enum WaitReason: String, Sendable, Codable {
     case network   // no network (or only a metered one the session may not use)
     case retry     // a transient failure; the next attempt is scheduled
     case space     // the disk is full; retried later
+    case credentials   // the server wants authentication; the app was asked (a challenge event)
 }

@@ -10,9 +10,12 @@ public struct TransferOutcome: Sendable, Equatable {
     public var localErrno: Int32?
     /// Body bytes this attempt wrote.
     public var bytesThisAttempt: Int64
+    /// The WWW-Authenticate header of a 401 answer.
+    public var authenticate: String?
 
     public init(curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
-                localErrno: Int32? = nil, bytesThisAttempt: Int64 = 0) {
+                localErrno: Int32? = nil, bytesThisAttempt: Int64 = 0, authenticate: String? = nil) {
+        self.authenticate = authenticate
         self.curlCode = curlCode; self.curlMessage = curlMessage; self.httpStatus = httpStatus
         self.retryAfterSeconds = retryAfterSeconds; self.localErrno = localErrno
         self.bytesThisAttempt = bytesThisAttempt

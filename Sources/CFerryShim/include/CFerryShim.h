@@ -16,6 +16,7 @@ typedef size_t (*ferry_data_fn)(char *data, size_t size, size_t count, void *use
 typedef int (*ferry_xferinfo_fn)(void *user, curl_off_t dltotal, curl_off_t dlnow,
                                  curl_off_t ultotal, curl_off_t ulnow);
 CURLcode ferry_easy_set_write(CURL *easy, ferry_data_fn fn, void *user);
+CURLcode ferry_easy_set_read(CURL *easy, ferry_data_fn fn, void *user);
 CURLcode ferry_easy_set_header(CURL *easy, ferry_data_fn fn, void *user);
 CURLcode ferry_easy_set_xferinfo(CURL *easy, ferry_xferinfo_fn fn, void *user);
 
