@@ -43,7 +43,8 @@ let package = Package(
         .executableTarget(name: "ferryd", dependencies: ["FerryAgent",
                           .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Sources/ferryd",
                           swiftSettings: agentSwift),
-        .target(name: "Ferry", dependencies: ["FerryBus", "FerryCore"], path: "Sources/Ferry"),
+        // The client library apps use (NSURLSession-shaped); Swift 6 language mode.
+        .target(name: "Ferry", dependencies: ["FerryBus", "FerryCore", "CGLib"], path: "Sources/Ferry"),
         .executableTarget(name: "ferry",
                           dependencies: ["FerryBus", "FerryCore", "CGLib",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],

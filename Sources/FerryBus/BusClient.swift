@@ -33,6 +33,21 @@ public final class BusClient: @unchecked Sendable {
 
     deinit { g_object_unref(UnsafeMutableRawPointer(connection)) }
 
+    /// The session bus's address (for a private connection of one's own to it).
+    public static func sessionBusAddress() throws -> String {
+        var error: UnsafeMutablePointer<GError>?
+        guard let a = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            g_clear_error(&error)
+            throw FerryError(.failed, "no D-Bus session bus (\(message)). Ferry runs in a desktop session; in a bare shell or over ssh start one with: dbus-run-session -- $SHELL")
+        }
+        defer { g_free(a) }
+        return String(cString: a)
+    }
+
+    /// Leaves the bus: the agent sees this client go.
+    public func close() { g_dbus_connection_close_sync(connection, nil, nil) }
+
     /// Calls a method of dev.ferry.Agent1; D-Bus errors come back as FerryError.
     public func call(_ method: String, _ args: [Value] = [], autoStart: Bool = true) throws -> [Value] {
         try callRaw(destination: BusNames.agent, path: BusNames.path, interface: BusNames.interface,
@@ -88,14 +103,15 @@ extension BusClient {
     /// Calls `handler` for each `signal` of dev.ferry.Agent1, from the thread-default main
     /// context (run a GMainLoop to receive them). Returns the subscription id.
     @discardableResult
-    public func subscribe(_ signal: String, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
+    public func subscribe(_ signal: String, session: String? = nil, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
         let box = Unmanaged.passRetained(SignalBox(handler)).toOpaque()
         let callback: GDBusSignalCallback = { _, _, _, _, _, params, user in
             let args = params.map { Value($0).tupleValue ?? [] } ?? []
             Unmanaged<SignalBox>.fromOpaque(user!).takeUnretainedValue().body(args)
         }
         let free: GDestroyNotify = { user in Unmanaged<SignalBox>.fromOpaque(user!).release() }
+        // arg0 filters on the first argument (the session of EventsAvailable).
         return g_dbus_connection_signal_subscribe(connection, BusNames.agent, BusNames.interface, signal,
-                                                  BusNames.path, nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, free)
+                                                  BusNames.path, session, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, free)
     }
 }

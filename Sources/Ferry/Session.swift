@@ -1,0 +1,369 @@
+import FerryBus
+import FerryCore
+import Foundation
+
+/// A background session (URLSession with a background configuration). The agent owns its
+/// transfers; this object creates tasks and delivers the session's events, exactly once each
+/// and in order, to the delegate on the delegate queue, or to `events` when there is no delegate.
+/// Creating a session whose identifier exists reconnects to it and replays its pending events.
+public final class FerrySession: @unchecked Sendable {
+    public let configuration: FerrySessionConfiguration
+    public let delegate: FerrySessionDelegate?
+    /// Callbacks run here (a serial queue when the app gave none).
+    public let delegateQueue: OperationQueue
+    /// The events, for async code; only for a session made without a delegate.
+    public var events: FerryEvents { FerryEvents(mailbox: mailbox) }
+
+    let client: BusClient
+    private let mailbox = EventMailbox()
+    private let inbox: URL
+    private let lock = NSLock()
+    private var tasks: [UInt64: FerryTask] = [:]
+    private var signals: SignalThread?
+    // Delivery state: only touched on `pump`.
+    private let pump = DispatchQueue(label: "dev.ferry.session.pump")
+    private var pumping = false
+    private var stopped = false
+    private var durableSinceDrain = false
+
+    /// Connects to the agent (starting it through D-Bus activation if needed) and opens the session.
+    public init(configuration: FerrySessionConfiguration, delegate: FerrySessionDelegate?,
+                delegateQueue: OperationQueue? = nil) throws {
+        self.configuration = configuration
+        self.delegate = delegate
+        if let delegateQueue {
+            self.delegateQueue = delegateQueue
+        } else {
+            let q = OperationQueue()
+            q.maxConcurrentOperationCount = 1
+            q.name = "dev.ferry.session.delegate"
+            self.delegateQueue = q
+        }
+        // A connection of its own: the agent counts the session as connected while it is open.
+        client = try BusClient(address: configuration.busAddress ?? BusClient.sessionBusAddress())
+        inbox = try FerryFiles.inbox(for: configuration.identifier)
+        _ = try client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+        signals = SignalThread(client: client, session: configuration.identifier) { [weak self] in self?.kick() }
+        kick()
+    }
+
+    /// A session whose events are read from `events`.
+    public convenience init(configuration: FerrySessionConfiguration) throws {
+        try self.init(configuration: configuration, delegate: nil, delegateQueue: nil)
+    }
+
+    deinit { signals?.stop() }
+
+    private static func options(_ c: FerrySessionConfiguration) -> [String: Value] {
+        var o: [String: Value] = [
+            "launch-command": .strings(c.launchCommand), "discretionary": .bool(c.isDiscretionary),
+            "allow-metered": .bool(c.allowsMeteredNetworkAccess),
+            "per-host-limit": .uint32(UInt32(clamping: c.httpMaximumConnectionsPerHost)),
+            "request-timeout": .uint32(UInt32(clamping: Int(c.timeoutIntervalForRequest))),
+            "resource-timeout": .uint32(UInt32(clamping: Int(c.timeoutIntervalForResource))),
+            "popups": .bool(c.showsNotifications), "keep-events": .bool(true)]
+        if let d = c.defaultDestination { o["default-directory"] = .string(d.path) }
+        return o
+    }
+
+    // MARK: - Tasks
+
+    public func downloadTask(with url: URL, description: String = "") throws -> FerryDownloadTask {
+        try downloadTask(with: FerryRequest(url: url), description: description)
+    }
+
+    /// A download, created suspended: call `resume()`.
+    public func downloadTask(with request: FerryRequest, description: String = "") throws -> FerryDownloadTask {
+        var options = taskOptions(request, description: description)
+        options["directory"] = .string(inbox.path)
+        let reply = try client.call("CreateDownload", [.string(configuration.identifier),
+                                                       .string(request.url.absoluteString), .dict(options)])
+        return register(FerryDownloadTask(id: reply.first?.uint64Value ?? 0, request: request, description: description,
+                                          state: .suspended, session: self))
+    }
+
+    /// Continues a canceled or failed download from its resume data (only missing bytes are fetched).
+    /// Garbage or foreign data throws InvalidResumeData.
+    public func downloadTask(withResumeData data: Data, description: String = "") throws -> FerryDownloadTask {
+        let decoded = try ResumeData.decode([UInt8](data))
+        var options: [String: Value] = ["paused": .bool(true), "directory": .string(inbox.path)]
+        if !description.isEmpty { options["description"] = .string(description) }
+        let reply = try client.call("CreateDownloadFromResumeData", [.string(configuration.identifier),
+                                                                     .bytes([UInt8](data)), .dict(options)])
+        let url = URL(string: decoded.url) ?? URL(fileURLWithPath: "/")
+        return register(FerryDownloadTask(id: reply.first?.uint64Value ?? 0, request: FerryRequest(url: url),
+                                          description: description, state: .suspended, session: self))
+    }
+
+    /// An upload of `file` as the request body, created suspended: call `resume()`.
+    public func uploadTask(with request: FerryRequest, fromFile file: URL, description: String = "") throws -> FerryUploadTask {
+        let reply = try client.call("CreateUpload", [.string(configuration.identifier), .string(request.url.absoluteString),
+                                                     .string(file.path), .dict(taskOptions(request, description: description))])
+        return register(FerryUploadTask(id: reply.first?.uint64Value ?? 0, request: request, description: description,
+                                        state: .suspended, session: self))
+    }
+
+    private func taskOptions(_ request: FerryRequest, description: String) -> [String: Value] {
+        var o: [String: Value] = ["paused": .bool(true)]
+        if let m = request.httpMethod { o["method"] = .string(m) }
+        if !request.allHTTPHeaderFields.isEmpty { o["headers"] = .stringDict(request.allHTTPHeaderFields) }
+        if !description.isEmpty { o["description"] = .string(description) }
+        return o
+    }
+
+    private func register<T: FerryTask>(_ t: T) -> T {
+        lock.lock(); defer { lock.unlock() }
+        tasks[t.taskIdentifier] = t
+        return t
+    }
+
+    /// The task object for an id (one object per task), built from the agent's record if new.
+    func task(_ id: UInt64, info: TaskInfo? = nil) -> FerryTask? {
+        lock.lock()
+        if let t = tasks[id] { lock.unlock(); if let info { t.update(from: info) }; return t }
+        lock.unlock()
+        guard let info = info ?? (try? client.call("GetTask", [.uint64(id)]).first?.dictValue.flatMap(TaskInfo.init)) ?? nil
+        else { return nil }
+        let request = FerryRequest(url: URL(string: info.url) ?? URL(fileURLWithPath: "/"),
+                                   httpMethod: info.method)
+        let t: FerryTask = info.kind == .upload
+            ? FerryUploadTask(id: id, request: request, description: info.description, state: .running, session: self)
+            : FerryDownloadTask(id: id, request: request, description: info.description, state: .running, session: self)
+        t.update(from: info)
+        lock.lock(); defer { lock.unlock() }
+        if let existing = tasks[id] { return existing }
+        tasks[id] = t
+        return t
+    }
+
+    /// The session's unfinished tasks, with current figures (getTasksWithCompletionHandler).
+    public func getTasks(completionHandler: @escaping @Sendable ([FerryTask]) -> Void) {
+        DispatchQueue.global().async { [self] in completionHandler((try? allTasks()) ?? []) }
+    }
+
+    public func allTasks() throws -> [FerryTask] {
+        var out: [FerryTask] = []
+        var after: UInt64 = 0
+        while true {
+            let page = try client.call("ListTasks", [.string(configuration.identifier), .uint64(after), .uint32(1000)])
+            let infos = (page.first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+            for info in infos where !info.state.isFinal {
+                if let t = task(UInt64(info.id), info: info) { out.append(t) }
+            }
+            guard let last = infos.last, infos.count == 1000 else { return out }
+            after = UInt64(last.id)
+        }
+    }
+
+    // MARK: - Session life
+
+    /// No new tasks; the running ones finish, then didBecomeInvalidWithError(nil).
+    public func finishTasksAndInvalidate() {
+        _ = try? client.call("InvalidateSession", [.string(configuration.identifier), .bool(false)])
+    }
+
+    /// Cancels every unfinished task, then didBecomeInvalidWithError(nil).
+    public func invalidateAndCancel() {
+        _ = try? client.call("InvalidateSession", [.string(configuration.identifier), .bool(true)])
+    }
+
+    /// Tells the agent the app finished handling the events it was launched for (the completion
+    /// handler of iOS's handleEventsForBackgroundURLSession).
+    public func finishedHandlingEvents() {
+        _ = try? client.call("FinishedHandlingEvents", [.string(configuration.identifier)])
+    }
+
+    /// Stops delivering events and leaves the bus, as an exiting app does. The session and its
+    /// tasks live on in the agent; a new FerrySession with the same identifier reconnects.
+    public func disconnect() {
+        pump.sync { stopped = true }
+        signals?.stop()
+        signals = nil
+        mailbox.close()
+        client.close()
+    }
+
+    // MARK: - Delivery
+
+    /// Events are waiting (a signal, or the start): fetch and deliver until the queue is empty.
+    private func kick() {
+        pump.async { [self] in
+            guard !pumping, !stopped else { return }
+            pumping = true
+            fetch()
+        }
+    }
+
+    private struct Incoming {
+        var seq: UInt64, task: UInt64, event: SessionEvent, resumeData: [UInt8]?
+    }
+
+    private func fetch() {
+        guard !stopped else { pumping = false; return }
+        let after = DeliveryLedger.shared.delivered(configuration.identifier)
+        let reply: [Value]
+        do {
+            reply = try client.call("FetchEvents", [.string(configuration.identifier), .uint64(after), .uint32(200)])
+        } catch {
+            pumping = false   // the agent is gone; its next EventsAvailable starts us again
+            return
+        }
+        let batch: [Incoming] = (reply.first?.arrayValue ?? []).compactMap { v in
+            guard let t = v.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
+                  let task = t[2].uint64Value, let data = t[3].dictValue,
+                  let event = SessionEvent(kind: kind, data: data) else { return nil }
+            return Incoming(seq: seq, task: task, event: event, resumeData: data["resume-data"]?.bytesValue)
+        }
+        guard !batch.isEmpty else {
+            if durableSinceDrain {
+                durableSinceDrain = false
+                present(.didFinishEventsForBackgroundSession) { [self] in pump.async { self.fetch() } }
+            } else {
+                pumping = false
+            }
+            return
+        }
+        deliver(batch, 0)
+    }
+
+    private func deliver(_ batch: [Incoming], _ i: Int) {
+        guard !stopped else { pumping = false; return }
+        guard i < batch.count else { fetch(); return }
+        let e = batch[i]
+        // Exactly once: a sequence number already handled in this process is never shown again.
+        guard e.seq > DeliveryLedger.shared.delivered(configuration.identifier) else { deliver(batch, i + 1); return }
+        handle(e) { [self] in
+            pump.async { [self] in
+                if (try? client.call("AcknowledgeEvents", [.string(configuration.identifier), .uint64(e.seq)])) != nil {
+                    DeliveryLedger.shared.record(configuration.identifier, e.seq)
+                    if e.event.isDurable { durableSinceDrain = true }
+                    deliver(batch, i + 1)
+                } else {
+                    pumping = false   // unacknowledged: it comes again on the next fetch
+                }
+            }
+        }
+    }
+
+    /// Turns one agent event into a callback; `done` runs when the app is finished with it.
+    private func handle(_ e: Incoming, done: @escaping @Sendable () -> Void) {
+        if case .invalidated(let error) = e.event {
+            present(.didBecomeInvalid(error: error.map { FerryTaskError(name: "Invalidated", message: $0) })) { [self] in
+                done()
+                DispatchQueue.global().async { self.disconnect() }
+            }
+            return
+        }
+        guard let task = task(e.task) else { done(); return }
+        switch e.event {
+        case .progress(let received, let expected, let written):
+            task.progressed(received: received, expected: expected)
+            guard let d = task as? FerryDownloadTask else { done(); return }
+            present(.didWriteData(d, bytesWritten: written, totalBytesWritten: received, totalBytesExpectedToWrite: expected), done: done)
+        case .sent(let sent, let expected, let written):
+            task.sent(sent, expected: expected)
+            present(.didSendBodyData(task, bytesSent: written, totalBytesSent: sent, totalBytesExpectedToSend: expected), done: done)
+        case .resumed(let offset, let expected):
+            guard let d = task as? FerryDownloadTask else { done(); return }
+            present(.didResumeAtOffset(d, fileOffset: offset, expectedTotalBytes: expected), done: done)
+        case .finished(let file, let received):
+            task.progressed(received: received, expected: nil)
+            guard let d = task as? FerryDownloadTask else { done(); return }
+            let location = URL(fileURLWithPath: file)
+            present(.didFinishDownloading(d, location: location)) { [self] in
+                claimLeftover(location)
+                done()
+            }
+        case .completed(let message, let name, let resumable):
+            let error = message.map {
+                FerryTaskError(name: name ?? "Failed", message: $0,
+                               resumeData: resumable ? e.resumeData.map { Data($0) } : nil)
+            }
+            task.completed(error)
+            present(.didComplete(task, error: error), done: done)
+        case .challenge(let scheme, let realm, let host, let failures):
+            let challenge = FerryAuthenticationChallenge(scheme: scheme, realm: realm, host: host,
+                                                         previousFailureCount: failures)
+            // Acknowledged once the callback returned *and* the app answered, so that an app that
+            // dies before answering is asked again.
+            let gate = AnswerGate(done)
+            let respond: @Sendable (FerryChallengeDisposition) -> Void = { [self] disposition in
+                guard gate.answer() else { return }
+                var answer: [String: Value]
+                switch disposition {
+                case .useCredential(let user, let password): answer = ["user": .string(user), "password": .string(password)]
+                case .performDefaultHandling: answer = ["action": .string("reject")]
+                case .cancelAuthenticationChallenge: answer = ["action": .string("cancel")]
+                }
+                _ = try? client.call("AnswerChallenge", [.uint64(task.taskIdentifier), .dict(answer)])
+                answer.removeAll()
+                gate.finish()
+            }
+            present(.didReceiveChallenge(task, challenge, respond: respond)) { gate.returned() }
+        case .invalidated:
+            done()
+        }
+    }
+
+    /// A finished file the app did not move goes to the default destination (never deleted).
+    private func claimLeftover(_ location: URL) {
+        guard FileManager.default.fileExists(atPath: location.path) else { return }
+        let destination = configuration.defaultDestination ?? FerryFiles.downloadsDirectory
+        _ = try? FerryFiles.move(location, into: destination)
+    }
+
+    private func present(_ event: FerryEvent, done: @escaping @Sendable () -> Void) {
+        guard let delegate else { mailbox.put(event, done: done); return }
+        delegateQueue.addOperation { [self] in
+            switch event {
+            case .didWriteData(let t, let n, let total, let expected):
+                delegate.urlSession(self, downloadTask: t, didWriteData: n, totalBytesWritten: total, totalBytesExpectedToWrite: expected)
+            case .didResumeAtOffset(let t, let offset, let expected):
+                delegate.urlSession(self, downloadTask: t, didResumeAtOffset: offset, expectedTotalBytes: expected)
+            case .didFinishDownloading(let t, let location):
+                delegate.urlSession(self, downloadTask: t, didFinishDownloadingTo: location)
+            case .didSendBodyData(let t, let n, let total, let expected):
+                delegate.urlSession(self, task: t, didSendBodyData: n, totalBytesSent: total, totalBytesExpectedToSend: expected)
+            case .didComplete(let t, let error):
+                delegate.urlSession(self, task: t, didCompleteWithError: error)
+            case .didReceiveChallenge(let t, let challenge, let respond):
+                delegate.urlSession(self, task: t, didReceive: challenge, completionHandler: respond)
+            case .didBecomeInvalid(let error):
+                delegate.urlSession(self, didBecomeInvalidWithError: error)
+            case .didFinishEventsForBackgroundSession:
+                delegate.urlSessionDidFinishEvents(forBackgroundURLSession: self)
+            }
+            done()
+        }
+    }
+}
+
+/// Runs `done` once both the challenge callback returned and the app answered.
+final class AnswerGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answered = false, hasReturned = false, finished = false
+    private let done: @Sendable () -> Void
+    init(_ done: @escaping @Sendable () -> Void) { self.done = done }
+    /// True the first time only: a challenge is answered once.
+    func answer() -> Bool { lock.lock(); defer { lock.unlock() }; if answered { return false }; answered = true; return true }
+    func finish() { step { finished = true } }
+    func returned() { step { hasReturned = true } }
+    private func step(_ body: () -> Void) {
+        lock.lock()
+        body()
+        let fire = finished && hasReturned
+        if fire { finished = false; hasReturned = false }
+        lock.unlock()
+        if fire { done() }
+    }
+}
+
+/// The highest sequence number each session delivered in this process: a session object made
+/// again for the same identifier (a reconnect) never shows an event twice.
+final class DeliveryLedger: @unchecked Sendable {
+    static let shared = DeliveryLedger()
+    private let lock = NSLock()
+    private var seqs: [String: UInt64] = [:]
+    func delivered(_ session: String) -> UInt64 { lock.lock(); defer { lock.unlock() }; return seqs[session] ?? 0 }
+    func record(_ session: String, _ seq: UInt64) { lock.lock(); seqs[session] = max(seqs[session] ?? 0, seq); lock.unlock() }
+}

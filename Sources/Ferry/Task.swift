@@ -1,0 +1,109 @@
+import FerryBus
+import FerryCore
+import Foundation
+
+/// One transfer of a background session (URLSessionTask). Tasks are created suspended:
+/// call `resume()` to start. The agent owns the transfer; this object is a view of it,
+/// kept current by the session's events. Thread-safe.
+public class FerryTask: @unchecked Sendable, CustomStringConvertible {
+    /// URLSessionTask.State.
+    public enum State: Sendable, Equatable { case running, suspended, canceling, completed }
+
+    /// The agent's id: unique for the user, stable across app and agent restarts.
+    public let taskIdentifier: UInt64
+    public let originalRequest: FerryRequest
+    weak var session: FerrySession?
+    private let lock = NSLock()
+    private var _state: State
+    private var _description: String
+    private var _received: Int64 = 0
+    private var _expected: Int64?
+    private var _sent: Int64 = 0
+    private var _error: FerryTaskError?
+
+    init(id: UInt64, request: FerryRequest, description: String, state: State, session: FerrySession) {
+        taskIdentifier = id; originalRequest = request; _description = description; _state = state
+        self.session = session
+    }
+
+    private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
+
+    public var state: State { locked { _state } }
+    /// Free text for the app (URLSessionTask.taskDescription), kept by the agent.
+    public var taskDescription: String { locked { _description } }
+    public var countOfBytesReceived: Int64 { locked { _received } }
+    /// nil while the size is unknown (URLSessionTask uses -1).
+    public var countOfBytesExpectedToReceive: Int64? { locked { self is FerryUploadTask ? nil : _expected } }
+    public var countOfBytesSent: Int64 { locked { _sent } }
+    public var countOfBytesExpectedToSend: Int64? { locked { self is FerryUploadTask ? _expected : 0 } }
+    /// Why the task failed, once completed.
+    public var error: FerryTaskError? { locked { _error } }
+
+    public var description: String { "\(type(of: self))(\(taskIdentifier), \(originalRequest.url.absoluteString))" }
+
+    /// Starts or continues the task.
+    public func resume() {
+        guard let session, state == .suspended else { return }
+        if (try? session.client.call("Resume", [.uint64(taskIdentifier)])) != nil { setState(.running) }
+    }
+
+    /// Pauses the task; the bytes so far are kept.
+    public func suspend() {
+        guard let session, state == .running else { return }
+        if (try? session.client.call("Pause", [.uint64(taskIdentifier)])) != nil { setState(.suspended) }
+    }
+
+    /// Cancels the task: didCompleteWithError follows with a Canceled error.
+    public func cancel() {
+        guard let session, state != .completed, state != .canceling else { return }
+        setState(.canceling)
+        _ = try? session.client.call("Cancel", [.uint64(taskIdentifier)])
+    }
+
+    // MARK: - Updates from the session
+
+    func setState(_ s: State) { locked { _state = s } }
+
+    func update(from info: TaskInfo) {
+        locked {
+            _description = info.description
+            if info.kind == .upload { _sent = info.received } else { _received = info.received }
+            _expected = info.expected
+            switch info.state {
+            case .paused: _state = .suspended
+            case .completed, .failed, .canceled: _state = .completed
+            default: if _state != .canceling { _state = .running }
+            }
+        }
+    }
+
+    func progressed(received: Int64, expected: Int64?) {
+        locked { _received = received; if let expected { _expected = expected } }
+    }
+    func sent(_ sent: Int64, expected: Int64?) {
+        locked { _sent = sent; if let expected { _expected = expected } }
+    }
+    func completed(_ error: FerryTaskError?) {
+        locked { _state = .completed; _error = error }
+    }
+}
+
+/// A download (URLSessionDownloadTask).
+public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
+    /// Cancels the task and hands back resume data (nil when nothing can be resumed).
+    /// The partial bytes stay with the agent until a task is made from the data.
+    public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
+        guard let session else { completionHandler(nil); return }
+        setState(.canceling)
+        let reply = try? session.client.call("CancelProducingResumeData", [.uint64(taskIdentifier)])
+        let data = reply?.first?.bytesValue.map { Data($0) }
+        completionHandler(data)
+    }
+
+    public func cancelByProducingResumeData() async -> Data? {
+        await withCheckedContinuation { c in cancel(byProducingResumeData: { c.resume(returning: $0) }) }
+    }
+}
+
+/// An upload of a file (URLSessionUploadTask).
+public final class FerryUploadTask: FerryTask, @unchecked Sendable {}
