@@ -51,7 +51,7 @@ let package = Package(
                           path: "Sources/ferry", swiftSettings: agentSwift),
 
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
-        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore"],
+        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry"],
                     path: "Tests/FerryAgentTests", swiftSettings: agentSwift),
     ]
 )

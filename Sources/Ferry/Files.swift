@@ -14,16 +14,6 @@ public enum FerryFiles {
         return URL(fileURLWithPath: String(cString: g_get_home_dir()), isDirectory: true).appendingPathComponent(fallback)
     }
 
-    /// Where the agent puts a session's finished files until the app moves them (0700).
-    static func inbox(for session: String) throws -> URL {
-        let safe = FileNaming.sanitize(session) ?? "session"
-        let url = URL(fileURLWithPath: String(cString: g_get_user_data_dir()))
-            .appendingPathComponent("ferry/inbox/\(safe)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        return url
-    }
-
     /// Moves `file` into `directory` as `name` (default: its own name), never replacing an
     /// existing file: "name (1).ext" and so on. Returns the new location.
     @discardableResult

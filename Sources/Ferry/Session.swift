@@ -41,8 +41,18 @@ public final class FerrySession: @unchecked Sendable {
         }
         // A connection of its own: the agent counts the session as connected while it is open.
         client = try BusClient(address: configuration.busAddress ?? BusClient.sessionBusAddress())
-        inbox = try FerryFiles.inbox(for: configuration.identifier)
-        _ = try client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+        if let d = configuration.defaultDestination {
+            try? FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
+        }
+        let reply = try client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+        guard let inbox = reply.first?.dictValue?["inbox"]?.stringValue else {
+            throw FerryError(.failed, "the agent is too old for this library (OpenSession gave no inbox)")
+        }
+        self.inbox = URL(fileURLWithPath: inbox, isDirectory: true)
+        // The agent never reuses a sequence number; one below what this process saw means its
+        // state was reset, so the numbers start again.
+        DeliveryLedger.shared.reconcile(configuration.identifier,
+                                        latest: reply.first?.dictValue?["latest-seq"]?.uint64Value ?? 0)
         signals = SignalThread(client: client, session: configuration.identifier) { [weak self] in self?.kick() }
         kick()
     }
@@ -271,7 +281,8 @@ public final class FerrySession: @unchecked Sendable {
             guard let d = task as? FerryDownloadTask else { done(); return }
             let location = URL(fileURLWithPath: file)
             present(.didFinishDownloading(d, location: location)) { [self] in
-                claimLeftover(location)
+                // Not when the session stopped inside the callback: the event comes again.
+                if !pump.sync(execute: { stopped }) { claimLeftover(location) }
                 done()
             }
         case .completed(let message, let name, let resumable):
@@ -366,4 +377,7 @@ final class DeliveryLedger: @unchecked Sendable {
     private var seqs: [String: UInt64] = [:]
     func delivered(_ session: String) -> UInt64 { lock.lock(); defer { lock.unlock() }; return seqs[session] ?? 0 }
     func record(_ session: String, _ seq: UInt64) { lock.lock(); seqs[session] = max(seqs[session] ?? 0, seq); lock.unlock() }
+    func reconcile(_ session: String, latest: UInt64) {
+        lock.lock(); if (seqs[session] ?? 0) > latest { seqs[session] = 0 }; lock.unlock()
+    }
 }

@@ -31,8 +31,13 @@ extension Agent {
         try store.saveSession(identifier, config, now: MainLoop.now)
         sessions[identifier] = config
         if queues[identifier] == nil { queues[identifier] = EventQueue() }
+        // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
+        let inbox = settings.stateDirectory + "/inbox/" + (FileNaming.sanitize(identifier) ?? "session")
+        guard Paths.mkdirAll(inbox, mode: 0o700) else {
+            throw FerryError(.failed, "cannot create the session's inbox \(inbox)")
+        }
         return ["identifier": .string(identifier), "created": .bool(existing == nil),
-                "latest-seq": .uint64(queues[identifier]?.lastSeq ?? 0)]
+                "latest-seq": .uint64(queues[identifier]?.lastSeq ?? 0), "inbox": .string(inbox)]
     }
 
     /// The session tasks may be added to.

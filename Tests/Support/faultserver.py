@@ -14,6 +14,9 @@ on demand. Files come from --root; query parameters choose the behaviour of a re
   redirect=N      answer 302 to the same URL with redirect=N-1 (N=0 serves the file)
   location=URL    answer 302 to URL
 
+PUT or POST /upload/NAME stores the request body as ROOT/uploads/NAME and answers 201
+(auth=USER:PASS applies there too).
+
 GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
 sent (body bytes), start/end (time.monotonic()). Prints the chosen port on stdout."""
 import argparse, base64, json, os, sys, threading, time, hashlib
@@ -37,7 +40,41 @@ class Handler(BaseHTTPRequestHandler):
         with LOG_LOCK:
             LOG.append(entry)
 
+    def do_PUT(self):
+        self.receive_upload("PUT")
+
+    def receive_upload(self, method):
+        url = urlsplit(self.path)
+        q = {k: v[0] for k, v in parse_qs(url.query).items()}
+        entry = {"path": url.path, "query": url.query, "method": method, "range": None, "if_range": None,
+                 "status": 0, "sent": 0, "received": 0, "start": time.monotonic(), "end": None}
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+            if "auth" in q:
+                expected = "Basic " + base64.b64encode(q["auth"].encode()).decode()
+                if self.headers.get("Authorization") != expected:
+                    entry["status"] = 401
+                    self.rfile.read(length)
+                    return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
+            name = url.path[len("/upload/"):]
+            if not url.path.startswith("/upload/") or "/" in name or not name:
+                entry["status"] = 404
+                self.rfile.read(length)
+                return self.reply_small(404, b"not found\n")
+            os.makedirs(os.path.join(ROOT, "uploads"), exist_ok=True)
+            data = self.rfile.read(length)
+            with open(os.path.join(ROOT, "uploads", name), "wb") as f:
+                f.write(data)
+            entry["received"] = len(data)
+            entry["status"] = 201
+            self.reply_small(201, b"stored\n")
+        finally:
+            entry["end"] = time.monotonic()
+            self.record(entry)
+
     def do_POST(self):
+        if self.path.startswith("/upload/"):
+            return self.receive_upload("POST")
         if self.path == "/_release":
             RELEASE.set()
             self.reply_small(200, b"released\n")

@@ -1,0 +1,316 @@
+import Ferry
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// Records every callback, in order; tests wait on it for the event they expect.
+final class Recorder: FerrySessionDelegate, @unchecked Sendable {
+    enum Call: Equatable {
+        case wrote(UInt64, total: Int64, expected: Int64?)
+        case resumed(UInt64, offset: Int64)
+        case finished(UInt64, file: String)
+        case sent(UInt64, total: Int64, expected: Int64?)
+        case completed(UInt64, error: String?, hasResumeData: Bool)
+        case challenge(UInt64, realm: String, failures: Int)
+        case invalid
+        case finishedEvents
+    }
+    private let condition = NSCondition()
+    private(set) var calls: [Call] = []
+    private(set) var resumeData: [UInt64: Data] = [:]
+    /// Where didFinishDownloadingTo moves files (nil: leave them).
+    var moveInto: URL?
+    var moved: [UInt64: URL] = [:]
+    /// Answers to challenges, in order.
+    var answers: [FerryChallengeDisposition] = []
+    /// Leave the bus inside the next didFinishDownloadingTo (an app dying in the callback).
+    var dieInFinish = false
+    /// The thread-checking: every callback must run on the delegate queue.
+    var queue: OperationQueue?
+    private(set) var offQueue = 0
+
+    private func add(_ c: Call) {
+        if let queue, OperationQueue.current !== queue { offQueue += 1 }
+        condition.lock(); calls.append(c); condition.broadcast(); condition.unlock()
+    }
+
+    /// Waits until `predicate` holds for the calls so far (bounded).
+    @discardableResult
+    func wait(_ what: String, timeout: Double = 30, _ predicate: ([Call]) -> Bool) throws -> [Call] {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock(); defer { condition.unlock() }
+        while !predicate(calls) {
+            guard condition.wait(until: deadline) else { throw FerryError(.failed, "timed out waiting for \(what); got \(calls)") }
+        }
+        return calls
+    }
+
+    func urlSession(_ session: FerrySession, downloadTask: FerryDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
+        add(.wrote(downloadTask.taskIdentifier, total: totalBytesWritten, expected: totalBytesExpectedToWrite))
+    }
+    func urlSession(_ session: FerrySession, downloadTask: FerryDownloadTask, didResumeAtOffset fileOffset: Int64,
+                    expectedTotalBytes: Int64?) {
+        add(.resumed(downloadTask.taskIdentifier, offset: fileOffset))
+    }
+    func urlSession(_ session: FerrySession, downloadTask: FerryDownloadTask, didFinishDownloadingTo location: URL) {
+        if dieInFinish { dieInFinish = false; session.disconnect(); add(.finished(downloadTask.taskIdentifier, file: location.path)); return }
+        if let moveInto { moved[downloadTask.taskIdentifier] = try? FerryFiles.move(location, into: moveInto) }
+        add(.finished(downloadTask.taskIdentifier, file: location.path))
+    }
+    func urlSession(_ session: FerrySession, task: FerryTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64?) {
+        add(.sent(task.taskIdentifier, total: totalBytesSent, expected: totalBytesExpectedToSend))
+    }
+    func urlSession(_ session: FerrySession, task: FerryTask, didCompleteWithError error: FerryTaskError?) {
+        if let data = error?.resumeData { resumeData[task.taskIdentifier] = data }
+        add(.completed(task.taskIdentifier, error: error?.name, hasResumeData: error?.resumeData != nil))
+    }
+    func urlSession(_ session: FerrySession, task: FerryTask, didReceive challenge: FerryAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (FerryChallengeDisposition) -> Void) {
+        add(.challenge(task.taskIdentifier, realm: challenge.realm, failures: challenge.previousFailureCount))
+        completionHandler(answers.isEmpty ? .performDefaultHandling : answers.removeFirst())
+    }
+    func urlSession(_ session: FerrySession, didBecomeInvalidWithError error: Error?) { add(.invalid) }
+    func urlSessionDidFinishEvents(forBackgroundURLSession session: FerrySession) { add(.finishedEvents) }
+}
+
+extension Array where Element == Recorder.Call {
+    func completed(_ id: UInt64) -> Recorder.Call? {
+        first { if case .completed(id, _, _) = $0 { return true } else { return false } }
+    }
+    func count(where match: (Recorder.Call) -> Bool) -> Int { filter(match).count }
+}
+
+@Suite(.serialized) struct LibraryTests {
+    func setUp() throws -> Harness {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        return h
+    }
+
+    func config(_ h: Harness, _ id: String = "dev.ferry.test.Lib") -> FerrySessionConfiguration {
+        var c = FerrySessionConfiguration.background(withIdentifier: id)
+        c.busAddress = h.busAddress
+        c.defaultDestination = URL(fileURLWithPath: h.root + "/unclaimed")
+        return c
+    }
+
+    @Test func downloadDeliversEveryCallbackOnTheDelegateQueue() throws {
+        let h = try setUp()
+        let body = try h.makeFile("a.bin", size: 300_000)
+        let rec = Recorder()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        rec.queue = queue
+        rec.moveInto = URL(fileURLWithPath: h.root + "/mine")
+        let session = try FerrySession(configuration: config(h), delegate: rec, delegateQueue: queue)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("a.bin", "rate=1000000"))!, description: "first")
+        #expect(task.state == .suspended)   // created suspended, as in NSURLSession
+        task.resume()
+        let calls = try rec.wait("completion and drain") { $0.last == .finishedEvents }
+        let id = task.taskIdentifier
+        #expect(calls.contains(.wrote(id, total: 300_000, expected: 300_000)))
+        #expect(calls.contains { if case .finished(id, _) = $0 { return true }; return false })
+        #expect(calls.completed(id) == .completed(id, error: nil, hasResumeData: false))
+        // Order: the file is handed over before completion.
+        let fin = calls.firstIndex { if case .finished = $0 { return true }; return false }!
+        #expect(fin < calls.firstIndex(of: .completed(id, error: nil, hasResumeData: false))!)
+        #expect(try Data(contentsOf: rec.moved[id]!) == body)
+        #expect(rec.offQueue == 0)
+        #expect(task.state == .completed && task.countOfBytesReceived == 300_000 && task.taskDescription == "first")
+        session.disconnect()
+    }
+
+    @Test func anUnmovedFileGoesToTheDefaultDestination() throws {
+        let h = try setUp()
+        let body = try h.makeFile("report.pdf", size: 10_000)
+        let rec = Recorder()
+        let session = try FerrySession(configuration: config(h), delegate: rec)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("report.pdf"))!)
+        task.resume()
+        let calls = try rec.wait("completion") { $0.completed(task.taskIdentifier) != nil }
+        guard case .finished(_, let file)? = calls.first(where: { if case .finished = $0 { return true }; return false }) else {
+            Issue.record("no finished callback"); return
+        }
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.root + "/unclaimed/report.pdf")) == body)
+        session.disconnect()
+    }
+
+    @Test func eventsAsAnAsyncSequence() async throws {
+        let h = try setUp()
+        try h.makeFile("s.bin", size: 50_000)
+        let session = try FerrySession(configuration: config(h))
+        let task = try session.downloadTask(with: URL(string: h.faultURL("s.bin"))!)
+        task.resume()
+        var kinds: [String] = []
+        var movedTo: URL?
+        for await event in session.events {
+            switch event {
+            case .didWriteData: if kinds.last != "write" { kinds.append("write") }
+            case .didFinishDownloading(_, let location):
+                kinds.append("finish")
+                movedTo = try FerryFiles.move(location, into: URL(fileURLWithPath: h.root + "/async"))
+            case .didComplete(let t, let error):
+                kinds.append(error == nil && t === task ? "complete" : "error")
+            case .didFinishEventsForBackgroundSession: kinds.append("drained")
+            default: kinds.append("other")
+            }
+            if kinds.last == "drained" { break }
+        }
+        #expect(kinds == ["write", "finish", "complete", "drained"])
+        #expect(FileManager.default.fileExists(atPath: movedTo?.path ?? "/nonexistent"))
+        session.disconnect()
+    }
+
+    @Test func reconnectReplaysPendingEventsExactlyOnce() throws {
+        let h = try setUp()
+        try h.makeFile("r.bin", size: 100_000)
+        let c = config(h, "dev.ferry.test.Replay")
+        let first = Recorder()
+        var session = try FerrySession(configuration: c, delegate: first)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("r.bin", "hold=20000"))!)
+        let id = task.taskIdentifier
+        task.resume()
+        try first.wait("first bytes") { $0.contains { if case .wrote(id, _, _) = $0 { return true }; return false } }
+        session.disconnect()   // the app exits mid-download
+        try h.releaseHolds()
+        try h.eventually("the agent finishing alone") { (try h.show(Int64(id))["state"] as? String) == "completed" }
+
+        // The app comes back: the finished file and the completion wait for it.
+        let second = Recorder()
+        second.dieInFinish = true   // … and dies inside didFinishDownloadingTo: nothing is acknowledged
+        session = try FerrySession(configuration: c, delegate: second)
+        try second.wait("finish before dying") { $0.contains { if case .finished(id, _) = $0 { return true }; return false } }
+
+        let third = Recorder()
+        third.moveInto = URL(fileURLWithPath: h.root + "/third")
+        session = try FerrySession(configuration: c, delegate: third)
+        let calls = try third.wait("replay") { $0.last == .finishedEvents }
+        #expect(calls.count { if case .finished(id, _) = $0 { return true }; return false } == 1)
+        #expect(calls.count { if case .completed(id, _, _) = $0 { return true }; return false } == 1)
+        #expect(third.moved[id] != nil)
+        session.disconnect()
+
+        // Everything was acknowledged: a fourth connection gets nothing.
+        let info = try h.client().call("GetSession", [.string(c.identifier)]).first?.dictValue ?? [:]
+        #expect(info["pending-events"] == .uint32(0))
+    }
+
+    @Test func resumeDataRoundTripFetchesOnlyMissingBytes() throws {
+        let h = try setUp()
+        let body = try h.makeFile("big.bin", size: 400_000)
+        let rec = Recorder()
+        rec.moveInto = URL(fileURLWithPath: h.root + "/mine")
+        let session = try FerrySession(configuration: config(h), delegate: rec)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("big.bin", "hold=150000"))!)
+        task.resume()
+        try h.eventually("the hold") { (try h.show(Int64(task.taskIdentifier))["received"] as? Int) == 150_000 }
+        let sem = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var blob: Data?
+        task.cancel(byProducingResumeData: { blob = $0; sem.signal() })
+        sem.wait()
+        let data = try #require(blob)
+        try rec.wait("canceled") { $0.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: "Canceled", hasResumeData: true) }
+        #expect(rec.resumeData[task.taskIdentifier] != nil)
+        try h.releaseHolds()
+
+        let again = try session.downloadTask(withResumeData: data)
+        again.resume()
+        let calls = try rec.wait("resumed download") { $0.completed(again.taskIdentifier) != nil }
+        #expect(calls.contains(.resumed(again.taskIdentifier, offset: 150_000)))
+        #expect(calls.completed(again.taskIdentifier) == .completed(again.taskIdentifier, error: nil, hasResumeData: false))
+        #expect(try Data(contentsOf: rec.moved[again.taskIdentifier]!) == body)
+        let log = try h.serverLog().filter { $0.path == "/big.bin" }
+        #expect(log.count == 2 && log[1].rangeStart == 150_000)
+        #expect(log.count == 2 && log[1].sent == 400_000 - 150_000)   // only the missing bytes
+        session.disconnect()
+    }
+
+    @Test func invalidResumeDataIsRefusedClearly() throws {
+        let h = try setUp()
+        let session = try FerrySession(configuration: config(h), delegate: Recorder())
+        for garbage in [Data("not resume data".utf8), Data(#"{"format":"com.apple.resume","version":9}"#.utf8), Data()] {
+            #expect(throws: FerryError.self) { try session.downloadTask(withResumeData: garbage) }
+            do { _ = try session.downloadTask(withResumeData: garbage) } catch let e as FerryError {
+                #expect(e.kind == .invalidResumeData)
+            }
+        }
+        #expect(try session.allTasks().isEmpty)
+        session.disconnect()
+    }
+
+    @Test func basicAuthThroughDidReceiveChallenge() throws {
+        let h = try setUp()
+        let body = try h.makeFile("secret.bin", size: 20_000)
+        let rec = Recorder()
+        rec.moveInto = URL(fileURLWithPath: h.root + "/mine")
+        rec.answers = [.useCredential(user: "ann", password: "wrong"), .useCredential(user: "ann", password: "s3cret")]
+        let session = try FerrySession(configuration: config(h), delegate: rec)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("secret.bin", "auth=ann:s3cret"))!)
+        task.resume()
+        let id = task.taskIdentifier
+        let calls = try rec.wait("authenticated download") { $0.completed(id) != nil }
+        #expect(calls.filter { if case .challenge = $0 { return true }; return false } ==
+                [.challenge(id, realm: "ferry-test", failures: 0), .challenge(id, realm: "ferry-test", failures: 1)])
+        #expect(calls.completed(id) == .completed(id, error: nil, hasResumeData: false))
+        #expect(try Data(contentsOf: rec.moved[id]!) == body)
+        #expect(!h.agentLog.contains("s3cret"))
+
+        // Cancel as the answer.
+        rec.answers = [.cancelAuthenticationChallenge]
+        let other = try session.downloadTask(with: URL(string: h.faultURL("secret.bin", "auth=bob:x"))!)
+        other.resume()
+        try rec.wait("canceled by the app") { $0.completed(other.taskIdentifier) == .completed(other.taskIdentifier, error: "Canceled", hasResumeData: false) }
+        session.disconnect()
+    }
+
+    @Test func uploadReportsSentBytes() throws {
+        let h = try setUp()
+        let payload = try h.makeFile("payload.bin", size: 200_000)
+        let rec = Recorder()
+        let session = try FerrySession(configuration: config(h), delegate: rec)
+        let task = try session.uploadTask(with: FerryRequest(url: URL(string: h.faultURL("upload/p.bin"))!),
+                                          fromFile: URL(fileURLWithPath: h.www + "/payload.bin"))
+        task.resume()
+        let id = task.taskIdentifier
+        let calls = try rec.wait("upload done") { $0.completed(id) != nil }
+        #expect(calls.completed(id) == .completed(id, error: nil, hasResumeData: false))
+        #expect(calls.contains(.sent(id, total: 200_000, expected: 200_000)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/p.bin")) == payload)
+        #expect(task.countOfBytesSent == 200_000)
+        // A file that is not there is refused at once.
+        #expect(throws: FerryError.self) {
+            try session.uploadTask(with: FerryRequest(url: URL(string: h.faultURL("upload/x"))!),
+                                   fromFile: URL(fileURLWithPath: h.root + "/missing"))
+        }
+        session.disconnect()
+    }
+
+    @Test func invalidateAndCancelEndsTheSession() throws {
+        let h = try setUp()
+        try h.makeFile("slow.bin", size: 100_000)
+        let rec = Recorder()
+        let session = try FerrySession(configuration: config(h, "dev.ferry.test.Invalid"), delegate: rec)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("slow.bin", "hold=1000"))!)
+        task.resume()
+        session.invalidateAndCancel()
+        let calls = try rec.wait("invalidation") { $0.contains(.invalid) }
+        #expect(calls.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: "Canceled", hasResumeData: false))
+        #expect(calls.firstIndex(of: .invalid)! > calls.firstIndex { if case .completed = $0 { return true }; return false }!)
+        // The identifier is free again: a new session works.
+        let fresh = Recorder()
+        let again = try FerrySession(configuration: config(h, "dev.ferry.test.Invalid"), delegate: fresh)
+        try h.makeFile("ok.bin", size: 1000)
+        let t = try again.downloadTask(with: URL(string: h.faultURL("ok.bin"))!)
+        t.resume()
+        try fresh.wait("new life") { $0.completed(t.taskIdentifier) != nil }
+        again.finishTasksAndInvalidate()
+        try fresh.wait("finish and invalidate") { $0.contains(.invalid) }
+        #expect(throws: FerryError.self) { try again.downloadTask(with: URL(string: h.faultURL("ok.bin"))!) }
+    }
+}
