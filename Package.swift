@@ -50,6 +50,13 @@ let package = Package(
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Sources/ferry", swiftSettings: agentSwift),
 
+        // The seeds' apps, built by `swift build`: they use only the public library.
+        .executableTarget(name: "fetch-pdf", dependencies: ["Ferry",
+                          .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/fetch-pdf"),
+        .executableTarget(name: "podcast", dependencies: ["Ferry",
+                          .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/podcast",
+                          swiftSettings: agentSwift),
+
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
         .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry"],
                     path: "Tests/FerryAgentTests", swiftSettings: agentSwift),

@@ -165,6 +165,23 @@ public final class FerrySession: @unchecked Sendable {
         }
     }
 
+    /// Waits until every event queued for the session right now has been delivered and its
+    /// callback returned (false on timeout). For start-up code that wants the replay of a
+    /// previous run handled before it decides anything. Never call it on the delegate queue.
+    @discardableResult
+    public func deliverPendingEvents(timeout: TimeInterval = 30) -> Bool {
+        let id = configuration.identifier
+        var target: UInt64 = 0
+        var after = DeliveryLedger.shared.delivered(id)
+        while let page = try? client.call("FetchEvents", [.string(id), .uint64(after), .uint32(10_000)]),
+              let last = page.first?.arrayValue?.last?.tupleValue?.first?.uint64Value {
+            target = last
+            after = last
+        }
+        kick()
+        return DeliveryLedger.shared.wait(id, atLeast: target, until: Date().addingTimeInterval(timeout))
+    }
+
     // MARK: - Session life
 
     /// No new tasks; the running ones finish, then didBecomeInvalidWithError(nil).
@@ -373,10 +390,19 @@ final class AnswerGate: @unchecked Sendable {
 /// again for the same identifier (a reconnect) never shows an event twice.
 final class DeliveryLedger: @unchecked Sendable {
     static let shared = DeliveryLedger()
-    private let lock = NSLock()
+    private let lock = NSCondition()
+    func wait(_ session: String, atLeast seq: UInt64, until deadline: Date) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        while (seqs[session] ?? 0) < seq {
+            if !lock.wait(until: deadline) { return (seqs[session] ?? 0) >= seq }
+        }
+        return true
+    }
     private var seqs: [String: UInt64] = [:]
     func delivered(_ session: String) -> UInt64 { lock.lock(); defer { lock.unlock() }; return seqs[session] ?? 0 }
-    func record(_ session: String, _ seq: UInt64) { lock.lock(); seqs[session] = max(seqs[session] ?? 0, seq); lock.unlock() }
+    func record(_ session: String, _ seq: UInt64) {
+        lock.lock(); seqs[session] = max(seqs[session] ?? 0, seq); lock.broadcast(); lock.unlock()
+    }
     func reconcile(_ session: String, latest: UInt64) {
         lock.lock(); if (seqs[session] ?? 0) > latest { seqs[session] = 0 }; lock.unlock()
     }

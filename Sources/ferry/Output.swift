@@ -10,7 +10,8 @@ enum Output {
         return ["id": t.id, "session": t.session, "url": t.url, "state": t.state.rawValue,
                 "received": t.received, "expected": orNull(t.expected), "file": orNull(t.file),
                 "error": orNull(t.error), "reason": orNull(t.reason?.rawValue), "description": t.description,
-                "attempts": t.attempts, "created": t.created / 1_000_000, "updated": t.updated / 1_000_000]
+                "attempts": t.attempts, "created": t.created / 1_000_000, "updated": t.updated / 1_000_000,
+                "kind": t.kind.rawValue, "method": t.method]
     }
 
     static func printJSON(_ object: Any) throws {
@@ -45,9 +46,13 @@ enum Output {
 
     static let header = "ID     STATE             PROGRESS                 FILE/URL"
 
-    static func detail(_ t: TaskInfo) -> String {
+    /// `relaunch`: what the agent says about relaunching the session's app (empty: nothing).
+    static func detail(_ t: TaskInfo, relaunch: String = "") -> String {
         var lines = ["Task \(t.id)", "  session:  \(t.session)", "  url:      \(t.url)",
                      "  state:    \(stateText(t))", "  progress: \(progress(t))"]
+        if t.kind == .upload { lines.insert("  upload:   \(t.method) of \(t.uploadFile ?? "?")", at: 3) }
+        else if t.method != "GET" { lines.insert("  method:   \(t.method)", at: 3) }
+        if !relaunch.isEmpty { lines.append("  relaunch: \(relaunch)") }
         if let f = t.file { lines.append("  file:     \(f)") }
         if let e = t.error { lines.append("  error:    \(e)") }
         if !t.description.isEmpty { lines.append("  note:     \(t.description)") }

@@ -33,8 +33,18 @@ struct Show: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let t = try AgentConnection().task(id)
-            if json { try Output.printJSON(Output.json(t)) } else { print(Output.detail(t)) }
+            let agent = try AgentConnection()
+            let t = try agent.task(id)
+            // How the session's app is being relaunched for events (throttled after crashes).
+            let session = try? agent.client.call("GetSession", [.string(t.session)]).first?.dictValue
+            let relaunch = session?["relaunch"]?.stringValue ?? ""
+            if json {
+                var object = Output.json(t)
+                object["relaunch"] = relaunch
+                try Output.printJSON(object)
+            } else {
+                print(Output.detail(t, relaunch: relaunch))
+            }
         }
     }
 }

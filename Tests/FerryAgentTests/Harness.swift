@@ -166,6 +166,19 @@ final class Harness: @unchecked Sendable {
         background.append(p)
     }
 
+    /// A helper process the test waits for (killed with the harness if still running).
+    func spawnWaitable(_ exe: String, _ args: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
+        p.environment = environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        background.append(p)
+        return p
+    }
+
     func startNotificationServer() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")

@@ -1,0 +1,121 @@
+import Testing
+@testable import FerryCore
+
+/// Challenges, uploads and relaunch throttling: the decisions behind the client library.
+@Suite struct SessionLifecycleTests {
+    let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, jitter: 0)
+
+    func running(kind: TaskRecord.Kind = .download, expected: Int64? = nil) -> TaskMachine {
+        var r = TaskRecord(id: 3, session: "s", url: "http://h/f", host: "h", expected: expected)
+        r.kind = kind
+        var m = TaskMachine(r)
+        _ = m.start(partialBytes: 0, now: 1)
+        return m
+    }
+
+    @Test func a401AsksTheAppWhenTheSessionListens() throws {
+        var m = running()
+        let actions = m.transferEnded(TransferOutcome(curlCode: 22, httpStatus: 401, authenticate: #"Basic realm="Staff only", charset="UTF-8""#),
+                                      backoff: backoff, resourceDeadline: nil, now: 2, random: 0, canChallenge: true)
+        #expect(m.record.state == .waiting && m.record.reason == .credentials)
+        #expect(actions.contains(.emit(.challenge(scheme: "Basic", realm: "Staff only", host: "h", previousFailures: 0))))
+        #expect(!actions.contains(.discardPartial))
+        // A credential queues it again and counts as a try.
+        #expect(try m.answerChallenge(.useCredential, now: 3) == [.persist])
+        #expect(m.record.state == .queued)
+        _ = m.start(partialBytes: 0, now: 4)
+        let again = m.transferEnded(TransferOutcome(curlCode: 22, httpStatus: 401, authenticate: "Digest realm=x"),
+                                    backoff: backoff, resourceDeadline: nil, now: 5, random: 0, canChallenge: true)
+        #expect(again.contains(.emit(.challenge(scheme: "Digest", realm: "x", host: "h", previousFailures: 1))))
+    }
+
+    @Test func a401FailsWhenNobodyCanAnswer() {
+        var m = running()
+        _ = m.transferEnded(TransferOutcome(curlCode: 22, httpStatus: 401), backoff: backoff, resourceDeadline: nil,
+                            now: 2, random: 0, canChallenge: false)
+        #expect(m.record.state == .failed && m.record.errorName == "AuthenticationRequired")
+    }
+
+    @Test func challengeAnswersRejectAndCancel() throws {
+        var m = running()
+        _ = m.transferEnded(TransferOutcome(curlCode: 22, httpStatus: 401), backoff: backoff, resourceDeadline: nil,
+                            now: 2, random: 0, canChallenge: true)
+        var n = m
+        _ = try m.answerChallenge(.reject, now: 3)
+        #expect(m.record.state == .failed && m.record.errorName == "AuthenticationRequired")
+        _ = try n.answerChallenge(.cancel, now: 3)
+        #expect(n.record.state == .canceled)
+        // Only a waiting task can be answered.
+        #expect(throws: FerryError.self) { try n.answerChallenge(.useCredential, now: 4) }
+    }
+
+    @Test func uploadsReportSentBytesAndCompleteWithoutAFile() {
+        var m = running(kind: .upload, expected: 1000)
+        var actions = m.progressed(received: 400, now: 1_000_000)
+        #expect(actions == [.emit(.sent(sent: 400, expected: 1000, written: 400))])
+        _ = m.progressed(received: 1000, now: 1_000_001)
+        actions = m.transferEnded(TransferOutcome(curlCode: 0, httpStatus: 201, bytesThisAttempt: 1000),
+                                  backoff: backoff, resourceDeadline: nil, now: 2_000_000, random: 0)
+        #expect(m.record.state == .completed)
+        #expect(!actions.contains(.finalize))
+        #expect(actions.contains(.emit(.completed(error: nil, errorName: nil, resumable: false))))
+        #expect(!actions.contains { if case .emit(.finished) = $0 { return true }; return false })
+    }
+
+    @Test func anUploadCutShortIsRetried() {
+        var m = running(kind: .upload, expected: 1000)
+        _ = m.progressed(received: 600, now: 1)
+        _ = m.transferEnded(TransferOutcome(curlCode: 0, httpStatus: 200, bytesThisAttempt: 600),
+                            backoff: backoff, resourceDeadline: nil, now: 2, random: 0)
+        #expect(m.record.state == .waiting && m.record.reason == .retry)
+    }
+
+    @Test func relaunchOnlyWhenEventsWaitAndNobodyListens() {
+        let p = RelaunchPolicy()
+        #expect(p.decide(pendingEvents: false, clientConnected: false, now: 0) == .none)
+        #expect(p.decide(pendingEvents: true, clientConnected: true, now: 0) == .none)
+        #expect(p.decide(pendingEvents: true, clientConnected: false, now: 0) == .launch)
+    }
+
+    @Test func aCrashingAppIsRelaunchedWithGrowingDelays() {
+        var p = RelaunchPolicy()
+        var now: Int64 = 0
+        var delays: [Int64] = []
+        for _ in 0..<5 {
+            #expect(p.decide(pendingEvents: true, clientConnected: false, now: now) == .launch)
+            p.launched(now: now)
+            #expect(p.decide(pendingEvents: true, clientConnected: false, now: now) == .none)   // still running
+            now += 100_000   // it crashes 0.1 s later, events still pending
+            p.exited(now: now, pendingEvents: true)
+            guard case .wait(let until) = p.decide(pendingEvents: true, clientConnected: false, now: now) else {
+                Issue.record("expected a wait"); return
+            }
+            delays.append((until - now) / 1_000_000)
+            now = until
+        }
+        #expect(delays == [2, 4, 8, 16, 32])
+        #expect(p.describe(now: now)?.contains("5 time(s)") == true)
+        // An app that says it handled its events is trusted again.
+        p.launched(now: now)
+        p.finishedEvents(now: now + 1)
+        p.exited(now: now + 2, pendingEvents: true)
+        #expect(p.failedLaunches == 0)
+        #expect(p.decide(pendingEvents: true, clientConnected: false, now: now + 2) == .launch)
+    }
+
+    @Test func anAppThatLeftNothingPendingIsNotAFailure() {
+        var p = RelaunchPolicy()
+        p.launched(now: 0)
+        p.exited(now: 1, pendingEvents: false)
+        #expect(p.failedLaunches == 0 && p.describe(now: 1) == nil)
+    }
+
+    @Test func progressIsNotWorthALaunch() {
+        var q = EventQueue()
+        q.append(task: 1, .progress(received: 1, expected: nil, written: 1))
+        q.append(task: 2, .sent(sent: 1, expected: nil, written: 1))
+        #expect(!q.hasDurable)
+        q.append(task: 1, .finished(file: "/f", received: 1))
+        #expect(q.hasDurable)
+    }
+}
