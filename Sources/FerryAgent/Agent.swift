@@ -125,6 +125,7 @@ public final class Agent {
         perform(actions, id: id)
         let record = machines[id]?.record ?? m.record
         if record.state != .running || transfers[id] == nil { machines[id] = nil }
+        if record.state.isFinal { credentials[id] = nil }   // an app's password lives no longer than its task
         return record
     }
 
@@ -138,7 +139,7 @@ public final class Agent {
                 if let t = transfers.removeValue(forKey: id) {
                     curl.remove(t.easy)
                     t.sync()
-                    scheduler.stopped(host: m.record.host)
+                    scheduler.stopped(host: m.record.host, session: m.record.session)
                     launcherProgressChanged()
                     scheduleSoon()
                 }
@@ -161,11 +162,15 @@ public final class Agent {
 
     private func startTransfer(_ r: TaskRecord, plan: TaskMachine.TransferPlan) {
         do {
+            // The session's request timeout is an idle limit: curl's low-speed time.
+            var transferSettings = settings.transfer
+            let idle = sessionConfig(r.session).requestTimeout
+            if idle > 0 { transferSettings.stallSeconds = min(transferSettings.stallSeconds, idle) }
             let t = try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: stagingPath(r.id),
-                                 credential: credentials[r.id], settings: settings.transfer)
+                                 credential: credentials[r.id], settings: transferSettings)
             t.delegate = self
             transfers[r.id] = t
-            scheduler.started(host: r.host)
+            scheduler.started(host: r.host, session: r.session)
             launcherProgressChanged()
             curl.add(t.easy)
             log.debug("task \(r.id): starting at byte \(plan.offset)")
@@ -183,8 +188,8 @@ public final class Agent {
         guard let t = Transfer.from(easy: easy) else { return }
         curl.remove(easy)
         let id = t.taskID
-        guard transfers.removeValue(forKey: id) != nil, let host = machines[id]?.record.host else { return }
-        scheduler.stopped(host: host)
+        guard transfers.removeValue(forKey: id) != nil, let r = machines[id]?.record else { return }
+        scheduler.stopped(host: r.host, session: r.session)
         launcherProgressChanged()
         if code == 0 && !t.began && !t.isUpload { _ = t.begin() }   // an empty body never reached the write callback
         t.flush()
@@ -293,11 +298,16 @@ public final class Agent {
         var plan = scheduler
         let next: [TaskRecord]
         do {
+            let metered = network.metered, powerSaver = network.powerSaver
             next = try store.nextQueued(limit: scheduler.freeSlots, excludingHosts: scheduler.fullHosts,
                                         excludingIDs: Set(transfers.keys)) { r in
-                guard plan.mayStart(host: r.host) else { return false }
-                plan.started(host: r.host)
-                return true
+                guard plan.mayStart(host: r.host) else { return .skipHost }
+                let c = sessionConfig(r.session)
+                let policy = SessionPolicy(allowMetered: c.allowMetered, discretionary: c.discretionary, perHostLimit: c.perHostLimit)
+                guard policy.mayStart(metered: metered, powerSaver: powerSaver,
+                                      runningForHost: plan.running(session: r.session, host: r.host)) else { return .skipTask }
+                plan.started(host: r.host, session: r.session)
+                return .take
             }
         } catch {
             log.error("cannot read the queue: \(error)")

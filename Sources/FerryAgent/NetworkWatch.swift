@@ -5,11 +5,20 @@ import CGLib
 /// so changes are debounced into one callback per second at most.
 final class NetworkWatch {
     private let monitor: OpaquePointer?
+    private let power: OpaquePointer?
     private var debounce: UInt32 = 0
     var onChange: (Bool) -> Void = { _ in }
 
     init() {
         monitor = g_network_monitor_get_default()
+        power = g_power_profile_monitor_dup_default()
+        if let power {
+            let handler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, _, user in
+                Unmanaged<NetworkWatch>.fromOpaque(user!).takeUnretainedValue().changed()
+            }
+            ferry_signal_connect(UnsafeMutableRawPointer(power), "notify::power-saver-enabled",
+                                 unsafeBitCast(handler, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque())
+        }
         guard let monitor else { return }
         let handler: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeMutableRawPointer?) -> Void = { _, _, user in
             Unmanaged<NetworkWatch>.fromOpaque(user!).takeUnretainedValue().changed()
@@ -21,6 +30,18 @@ final class NetworkWatch {
     var available: Bool {
         guard let monitor else { return true }
         return g_network_monitor_get_network_available(monitor) != 0
+    }
+
+    /// The network is metered (mobile data, a hotspot): sessions may refuse it.
+    var metered: Bool {
+        guard let monitor else { return false }
+        return g_network_monitor_get_network_metered(monitor) != 0
+    }
+
+    /// Power saving is on (discretionary sessions wait).
+    var powerSaver: Bool {
+        guard let power else { return false }
+        return g_power_profile_monitor_get_power_saver_enabled(power) != 0
     }
 
     private func changed() {

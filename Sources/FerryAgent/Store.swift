@@ -188,8 +188,10 @@ final class Store {
 
     /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
     /// hosts it refuses are left out of the following pages, so one busy host cannot hide the others.
+    enum Pick { case take, skipTask, skipHost }
+
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
-                    take: (TaskRecord) -> Bool) throws -> [TaskRecord] {
+                    take: (TaskRecord) -> Pick) throws -> [TaskRecord] {
         guard limit > 0 else { return [] }
         return try db.read { db in
             var out: [TaskRecord] = []
@@ -206,7 +208,11 @@ final class Store {
                 for row in rows {
                     let r = Self.record(row)
                     if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
-                    if take(r) { out.append(r) } else { skipHosts.insert(r.host) }
+                    switch take(r) {
+                    case .take: out.append(r)
+                    case .skipTask: continue
+                    case .skipHost: skipHosts.insert(r.host)
+                    }
                     if out.count == limit { break }
                 }
                 if rows.count < 256 { break }

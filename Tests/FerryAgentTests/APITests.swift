@@ -266,4 +266,22 @@ import Testing
         #expect(names(live, "method").filter { names(xml, "method").contains($0) } == names(xml, "method"))
         #expect(names(live, "signal").filter { names(xml, "signal").contains($0) } == names(xml, "signal"))
     }
+
+    /// Every method the CLI and the client library call is declared in the XML.
+    @Test func clientsCallOnlyDeclaredMethods() throws {
+        let xml = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.Agent1.xml", encoding: .utf8)
+        let declared = Set(xml.components(separatedBy: "<method name=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) })
+        var called: Set<String> = []
+        for dir in ["Sources/ferry", "Sources/Ferry", "Examples"] {
+            let root = Harness.packageRoot + "/" + dir
+            for case let file as String in FileManager.default.enumerator(atPath: root)! where file.hasSuffix(".swift") {
+                let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
+                for piece in text.components(separatedBy: ".call(\"").dropFirst() {
+                    called.insert(String(piece.prefix { $0 != "\"" }))
+                }
+            }
+        }
+        #expect(called.count >= 15)
+        #expect(called.subtracting(declared).isEmpty, "called but not declared: \(called.subtracting(declared))")
+    }
 }

@@ -313,4 +313,26 @@ extension Array where Element == Recorder.Call {
         try fresh.wait("finish and invalidate") { $0.contains(.invalid) }
         #expect(throws: FerryError.self) { try again.downloadTask(with: URL(string: h.faultURL("ok.bin"))!) }
     }
+
+    @Test func perHostLimitOfTheSessionIsEnforced() throws {
+        let h = try setUp()
+        try h.makeFile("one.bin", size: 100_000)
+        try h.makeFile("two.bin", size: 100_000)
+        var c = config(h, "dev.ferry.test.OnePerHost")
+        c.httpMaximumConnectionsPerHost = 1
+        let rec = Recorder()
+        let session = try FerrySession(configuration: c, delegate: rec)
+        let first = try session.downloadTask(with: URL(string: h.faultURL("one.bin", "hold=10000"))!)
+        let second = try session.downloadTask(with: URL(string: h.faultURL("two.bin"))!)
+        first.resume()
+        try h.eventually("the first held") { (try h.show(Int64(first.taskIdentifier))["received"] as? Int) == 10_000 }
+        second.resume()
+        // The agent allows two per host, the session one: the second waits in the queue.
+        try h.eventually("the second queued") { (try h.show(Int64(second.taskIdentifier))["state"] as? String) == "queued" }
+        #expect((try h.show(Int64(first.taskIdentifier))["state"] as? String) == "running")
+        #expect(try h.serverLog().allSatisfy { $0.path != "/two.bin" })
+        try h.releaseHolds()
+        try rec.wait("both") { $0.completed(first.taskIdentifier) != nil && $0.completed(second.taskIdentifier) != nil }
+        session.disconnect()
+    }
 }

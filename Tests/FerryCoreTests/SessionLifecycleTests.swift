@@ -118,4 +118,29 @@ import Testing
         q.append(task: 1, .finished(file: "/f", received: 1))
         #expect(q.hasDurable)
     }
+
+    @Test func sessionPolicyHonoursMeteredDiscretionaryAndHostLimits() {
+        let any = SessionPolicy()
+        #expect(any.mayStart(metered: true, powerSaver: true, runningForHost: 5))
+        let noMetered = SessionPolicy(allowMetered: false)
+        #expect(!noMetered.mayStart(metered: true, powerSaver: false, runningForHost: 0))
+        #expect(noMetered.mayStart(metered: false, powerSaver: true, runningForHost: 0))
+        let discretionary = SessionPolicy(discretionary: true)
+        #expect(!discretionary.mayStart(metered: true, powerSaver: false, runningForHost: 0))
+        #expect(!discretionary.mayStart(metered: false, powerSaver: true, runningForHost: 0))
+        #expect(discretionary.mayStart(metered: false, powerSaver: false, runningForHost: 0))
+        let one = SessionPolicy(perHostLimit: 1)
+        #expect(one.mayStart(metered: false, powerSaver: false, runningForHost: 0))
+        #expect(!one.mayStart(metered: false, powerSaver: false, runningForHost: 1))
+    }
+
+    @Test func schedulerCountsPerSessionAndHost() {
+        var s = Scheduler(maxTotal: 6, maxPerHost: 4)
+        s.started(host: "h", session: "a")
+        s.started(host: "h", session: "b")
+        s.started(host: "h", session: "a")
+        #expect(s.running(session: "a", host: "h") == 2 && s.running(session: "b", host: "h") == 1)
+        s.stopped(host: "h", session: "a")
+        #expect(s.running(session: "a", host: "h") == 1 && s.runningByHost["h"] == 2)
+    }
 }
