@@ -53,7 +53,9 @@ public final class FerrySession: @unchecked Sendable {
         // state was reset, so the numbers start again.
         DeliveryLedger.shared.reconcile(configuration.identifier,
                                         latest: reply.first?.dictValue?["latest-seq"]?.uint64Value ?? 0)
-        signals = SignalThread(client: client, session: configuration.identifier) { [weak self] in self?.kick() }
+        signals = SignalThread(client: client, session: configuration.identifier,
+                               onSignal: { [weak self] in self?.kick() },
+                               onAgentStarted: { [weak self] in self?.reopen() })
         kick()
     }
 
@@ -208,6 +210,16 @@ public final class FerrySession: @unchecked Sendable {
         signals = nil
         mailbox.close()
         client.close()
+    }
+
+    /// A restarted agent learns that this client is here (so it does not relaunch the app) and
+    /// the events it kept are fetched.
+    private func reopen() {
+        pump.async { [self] in
+            guard !stopped else { return }
+            _ = try? client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+            kick()
+        }
     }
 
     // MARK: - Delivery

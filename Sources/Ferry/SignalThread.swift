@@ -9,7 +9,10 @@ final class SignalThread: @unchecked Sendable {
     private let loop: OpaquePointer
     private var thread: Thread?
 
-    init(client: BusClient, session: String, onSignal: @escaping @Sendable () -> Void) {
+    /// `onSignal`: events are waiting. `onAgentStarted`: a (new) agent took the bus name, e.g.
+    /// after a crash; it does not know this client yet.
+    init(client: BusClient, session: String, onSignal: @escaping @Sendable () -> Void,
+         onAgentStarted: @escaping @Sendable () -> Void) {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let ready = DispatchSemaphore(value: 0)
@@ -21,9 +24,13 @@ final class SignalThread: @unchecked Sendable {
             g_main_context_push_thread_default(context)
             // Subscribed here so that GDBus delivers the signal in this thread's context.
             let id = client.subscribe("EventsAvailable", session: session) { _ in onSignal() }
+            let owner = client.subscribeBus("NameOwnerChanged", arg0: BusNames.agent) { args in
+                if args.count == 3, args[2].stringValue?.isEmpty == false { onAgentStarted() }
+            }
             ready.signal()
             g_main_loop_run(loop)
             g_dbus_connection_signal_unsubscribe(client.connection, id)
+            g_dbus_connection_signal_unsubscribe(client.connection, owner)
             while g_main_context_iteration(context, 0) != 0 {}   // run the unsubscribe's cleanup
             g_main_context_pop_thread_default(context)
         }

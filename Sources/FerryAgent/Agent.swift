@@ -77,6 +77,7 @@ public final class Agent {
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
+        for id in try store.sessionIdentifiers() { _ = sessionConfig(id) }   // the scheduler reads them from memory
         badge = Int(try store.meta("badge") ?? "0") ?? 0
         notifier.onActivated = { [weak self] in self?.resetBadge() }
         onLauncherChanged()   // docks want the current state from a (re)started agent
@@ -85,10 +86,12 @@ public final class Agent {
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         armRetryTimer()
         scheduleSoon()
-        // Events that waited across a restart (or a reboot) may need their app.
-        MainLoop.idle { [weak self] in
-            guard let self else { return }
+        // Events that waited across a restart (or a reboot) may need their app. Apps still
+        // running reopen their sessions when they see the new agent: give them a moment first.
+        _ = MainLoop.addTimer(milliseconds: 2_000) { [weak self] in
+            guard let self else { return false }
             for id in self.queues.keys { self.considerLaunch(id) }
+            return false
         }
     }
 
@@ -302,7 +305,8 @@ public final class Agent {
             next = try store.nextQueued(limit: scheduler.freeSlots, excludingHosts: scheduler.fullHosts,
                                         excludingIDs: Set(transfers.keys)) { r in
                 guard plan.mayStart(host: r.host) else { return .skipHost }
-                let c = sessionConfig(r.session)
+                // No store access in here: this runs inside the store's read transaction.
+                let c = sessions[r.session] ?? SessionConfig()
                 let policy = SessionPolicy(allowMetered: c.allowMetered, discretionary: c.discretionary, perHostLimit: c.perHostLimit)
                 guard policy.mayStart(metered: metered, powerSaver: powerSaver,
                                       runningForHost: plan.running(session: r.session, host: r.host)) else { return .skipTask }

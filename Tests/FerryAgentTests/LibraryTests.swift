@@ -335,4 +335,27 @@ extension Array where Element == Recorder.Call {
         try rec.wait("both") { $0.completed(first.taskIdentifier) != nil && $0.completed(second.taskIdentifier) != nil }
         session.disconnect()
     }
+
+    @Test func aSessionCarriesOnAcrossAnAgentCrash() throws {
+        let h = try setUp()
+        let body = try h.makeFile("long.bin", size: 300_000)
+        let rec = Recorder()
+        rec.moveInto = URL(fileURLWithPath: h.root + "/mine")
+        let c = config(h, "dev.ferry.test.Crash")
+        let session = try FerrySession(configuration: c, delegate: rec)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("long.bin", "hold=100000"))!)
+        task.resume()
+        try h.eventually("the hold") { (try h.show(Int64(task.taskIdentifier))["received"] as? Int) == 100_000 }
+        h.killAgent()
+        try h.releaseHolds()
+        try h.startAgent()
+        // The same session object gets the rest: the new agent resumed the task and the library
+        // reopened the session when the agent's name got its new owner.
+        let calls = try rec.wait("completion from the new agent") { $0.completed(task.taskIdentifier) != nil }
+        #expect(calls.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: nil, hasResumeData: false))
+        #expect(try Data(contentsOf: rec.moved[task.taskIdentifier]!) == body)
+        let info = try h.client().call("GetSession", [.string(c.identifier)]).first?.dictValue ?? [:]
+        #expect(info["clients"] == .uint32(1))   // it knows the app is there again
+        session.disconnect()
+    }
 }
