@@ -32,7 +32,7 @@ extension Agent {
         sessions[identifier] = config
         if queues[identifier] == nil { queues[identifier] = EventQueue() }
         // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
-        let inbox = settings.stateDirectory + "/inbox/" + (FileNaming.sanitize(identifier) ?? "session")
+        let inbox = Self.inboxRoot(settings) + (FileNaming.sanitize(identifier) ?? "session")
         guard Paths.mkdirAll(inbox, mode: 0o700) else {
             throw FerryError(.failed, "cannot create the session's inbox \(inbox)")
         }

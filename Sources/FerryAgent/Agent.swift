@@ -53,6 +53,8 @@ public final class Agent {
     var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
 
     var stagingDirectory: String { settings.stateDirectory + "/staging" }
+    /// Per-session folders where finished files wait for their app.
+    static func inboxRoot(_ settings: AgentSettings) -> String { settings.stateDirectory + "/inbox/" }
     func stagingPath(_ id: Int64) -> String { "\(stagingDirectory)/\(id).part" }
 
     public init(settings: AgentSettings, logger: Logger) throws {
@@ -67,6 +69,8 @@ public final class Agent {
         notifier = Notifier(logger: logger)
         notifier.enabled = settings.popups
         notifier.windowMilliseconds = settings.popupWindowMilliseconds
+        let inbox = Self.inboxRoot(settings)
+        notifier.appOwned = { $0.hasPrefix(inbox) }
         curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
         curl.onDone = { [unowned self] easy, code in self.transferDone(easy: easy, code: Int(code.rawValue)) }
         curl.afterAction = { [unowned self] in for t in self.transfers.values { t.flush() } }

@@ -28,6 +28,9 @@ final class Notifier {
         init(_ n: Notifier, _ f: String?) { notifier = n; file = f }
     }
 
+    /// Files delivered to an app (its session inbox): no Open / Show in folder actions.
+    var appOwned: (String) -> Bool = { _ in false }
+
     init(logger: Logger) {
         log = logger
         notify_init("Ferry")
@@ -59,14 +62,16 @@ final class Notifier {
         if plan.category == "transfer.complete" {
             notify_notification_set_hint(n, "sound-name", g_variant_new_string("complete-download"))
         }
-        let box = ActionBox(self, plan.file)
+        // A file an app takes over (moved away during its callback) cannot be opened from here later.
+        let file = plan.file.flatMap { appOwned($0) ? nil : $0 }
+        let box = ActionBox(self, file)
         let user = Unmanaged.passUnretained(box).toOpaque()
         let action: NotifyActionCallback = { n, action, user in
             let box = Unmanaged<ActionBox>.fromOpaque(user!).takeUnretainedValue()
             box.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: box.file)
         }
         notify_notification_add_action(n, "default", "Open", action, user, nil)
-        if plan.file != nil {
+        if file != nil {
             notify_notification_add_action(n, "open", "Open", action, user, nil)
             notify_notification_add_action(n, "show", "Show in folder", action, user, nil)
         }

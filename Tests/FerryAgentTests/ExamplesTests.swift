@@ -25,6 +25,8 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: docs + "/paper.pdf")) == pdf)
         #expect((try? String(contentsOfFile: opened, encoding: .utf8)) == docs + "/paper.pdf\n")
         try h.eventually("the popup") { try h.popups().contains { $0.summary == "Download complete!" } }
+        // The app took the file over: the popup offers no Open/Show pointing at the old place.
+        #expect(try h.popups().first { $0.summary == "Download complete!" }?.actions == ["default", "Open"])
     }
 
     @Test func fetchPDFReportsAFailure() throws {

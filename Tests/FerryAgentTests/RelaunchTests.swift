@@ -44,4 +44,27 @@ import Testing
         #expect(lines().count == 2)   // no storm: the third waits ~4 s
         #expect(h.agentLog.contains("launched \(script)"))
     }
+
+    @Test func aDesktopEntryIsLaunchedThroughGIO() throws {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        try h.makeFile("g.bin", size: 1000)
+        let seen = h.root + "/seen.txt"
+        let script = h.root + "/app.sh"
+        try "#!/bin/sh\necho \"$FERRY_BACKGROUND_SESSION $1\" >> \(seen)\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        let entry = h.root + "/example-app.desktop"
+        try "[Desktop Entry]\nType=Application\nName=Example\nExec=\(script) --from-desktop-entry\n"
+            .write(toFile: entry, atomically: true, encoding: .utf8)
+        let app = try h.client()
+        _ = try app.call("OpenSession", [.string("dev.ferry.test.Desktop"), .dict(["launch-command": .strings([entry])])])
+        let id = try app.call("CreateDownload", [.string("dev.ferry.test.Desktop"), .string(h.faultURL("g.bin")), .dict([:])])
+            .first?.uint64Value ?? 0
+        try h.eventually("the download") { (try h.show(Int64(id))["state"] as? String) == "completed" }
+        app.close()
+        try h.eventually("the desktop entry ran") {
+            (try? String(contentsOfFile: seen, encoding: .utf8))?.hasPrefix("dev.ferry.test.Desktop --from-desktop-entry\n") == true
+        }
+    }
 }
