@@ -309,6 +309,9 @@ public final class FerrySession: @unchecked Sendable {
             task.progressed(received: received, expected: nil)
             guard let d = task as? FerryDownloadTask else { done(); return }
             let location = URL(fileURLWithPath: file)
+            // Handed over before, moved by the app, which died before the acknowledgement:
+            // the file is already where the app wanted it. Nothing to show again.
+            guard FileManager.default.fileExists(atPath: file) else { done(); return }
             present(.didFinishDownloading(d, location: location)) { [self] in
                 // Not when the session stopped inside the callback: the event comes again.
                 if !pump.sync(execute: { stopped }) { claimLeftover(location) }

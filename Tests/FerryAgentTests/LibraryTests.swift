@@ -56,7 +56,13 @@ final class Recorder: FerrySessionDelegate, @unchecked Sendable {
         add(.resumed(downloadTask.taskIdentifier, offset: fileOffset))
     }
     func urlSession(_ session: FerrySession, downloadTask: FerryDownloadTask, didFinishDownloadingTo location: URL) {
-        if dieInFinish { dieInFinish = false; session.disconnect(); add(.finished(downloadTask.taskIdentifier, file: location.path)); return }
+        if dieInFinish {
+            dieInFinish = false
+            if let moveInto { moved[downloadTask.taskIdentifier] = try? FerryFiles.move(location, into: moveInto) }
+            session.disconnect()
+            add(.finished(downloadTask.taskIdentifier, file: location.path))
+            return
+        }
         if let moveInto { moved[downloadTask.taskIdentifier] = try? FerryFiles.move(location, into: moveInto) }
         add(.finished(downloadTask.taskIdentifier, file: location.path))
     }
@@ -356,6 +362,27 @@ extension Array where Element == Recorder.Call {
         #expect(try Data(contentsOf: rec.moved[task.taskIdentifier]!) == body)
         let info = try h.client().call("GetSession", [.string(c.identifier)]).first?.dictValue ?? [:]
         #expect(info["clients"] == .uint32(1))   // it knows the app is there again
+        session.disconnect()
+    }
+
+    @Test func aFileMovedBeforeACrashIsNotHandedOverAgain() throws {
+        let h = try setUp()
+        try h.makeFile("m.bin", size: 5_000)
+        let c = config(h, "dev.ferry.test.MovedThenDied")
+        let first = Recorder()
+        first.moveInto = URL(fileURLWithPath: h.root + "/mine")
+        first.dieInFinish = true   // moves the file, then dies before the acknowledgement
+        var session = try FerrySession(configuration: c, delegate: first)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("m.bin"))!)
+        let id = task.taskIdentifier
+        task.resume()
+        try first.wait("the move") { $0.contains { if case .finished(id, _) = $0 { return true }; return false } }
+        #expect(first.moved[id] != nil)
+        let second = Recorder()
+        session = try FerrySession(configuration: c, delegate: second)
+        let calls = try second.wait("the rest") { $0.completed(id) != nil }
+        #expect(!calls.contains { if case .finished = $0 { return true }; return false })
+        #expect(FileManager.default.fileExists(atPath: first.moved[id]!.path))
         session.disconnect()
     }
 }
