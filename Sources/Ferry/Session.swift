@@ -25,6 +25,8 @@ public final class FerrySession: @unchecked Sendable {
     private var pumping = false
     private var stopped = false
     private var durableSinceDrain = false
+    /// The identifier was released in the ledger (pump queue, or deinit).
+    private var closed = false
 
     /// Connects to the agent (starting it through D-Bus activation if needed) and opens the session.
     public init(configuration: FerrySessionConfiguration, delegate: FerrySessionDelegate?,
@@ -39,13 +41,29 @@ public final class FerrySession: @unchecked Sendable {
             q.name = "dev.ferry.session.delegate"
             self.delegateQueue = q
         }
+        // One live object per identifier, or both would show the same events.
+        guard DeliveryLedger.shared.open(configuration.identifier) else {
+            throw FerryError(.invalidState, "session '\(configuration.identifier)' is already open in this process: use that object, or disconnect() it first")
+        }
         // A connection of its own: the agent counts the session as connected while it is open.
-        client = try BusClient(address: configuration.busAddress ?? BusClient.sessionBusAddress())
+        do {
+            client = try BusClient(address: configuration.busAddress ?? BusClient.sessionBusAddress())
+        } catch {
+            DeliveryLedger.shared.close(configuration.identifier)
+            throw error
+        }
         if let d = configuration.defaultDestination {
             try? FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
         }
-        let reply = try client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+        let reply: [Value]
+        do {
+            reply = try client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+        } catch {
+            DeliveryLedger.shared.close(configuration.identifier)
+            throw error
+        }
         guard let inbox = reply.first?.dictValue?["inbox"]?.stringValue else {
+            DeliveryLedger.shared.close(configuration.identifier)
             throw FerryError(.failed, "the agent is too old for this library (OpenSession gave no inbox)")
         }
         self.inbox = URL(fileURLWithPath: inbox, isDirectory: true)
@@ -64,7 +82,10 @@ public final class FerrySession: @unchecked Sendable {
         try self.init(configuration: configuration, delegate: nil, delegateQueue: nil)
     }
 
-    deinit { signals?.stop() }
+    deinit {
+        signals?.stop()
+        if !closed { DeliveryLedger.shared.close(configuration.identifier) }
+    }
 
     private static func options(_ c: FerrySessionConfiguration) -> [String: Value] {
         var o: [String: Value] = [
@@ -205,7 +226,12 @@ public final class FerrySession: @unchecked Sendable {
     /// Stops delivering events and leaves the bus, as an exiting app does. The session and its
     /// tasks live on in the agent; a new FerrySession with the same identifier reconnects.
     public func disconnect() {
-        pump.sync { stopped = true }
+        let first: Bool = pump.sync {
+            defer { stopped = true }
+            if !closed { closed = true; DeliveryLedger.shared.close(configuration.identifier) }
+            return !stopped
+        }
+        guard first else { return }
         signals?.stop()
         signals = nil
         mailbox.close()
@@ -287,6 +313,8 @@ public final class FerrySession: @unchecked Sendable {
     /// Turns one agent event into a callback; `done` runs when the app is finished with it.
     private func handle(_ e: Incoming, done: @escaping @Sendable () -> Void) {
         if case .invalidated(let error) = e.event {
+            // The identifier is free from now on (a new session may be made in the callback).
+            if !closed { closed = true; DeliveryLedger.shared.close(configuration.identifier) }
             present(.didBecomeInvalid(error: error.map { FerryTaskError(name: "Invalidated", message: $0) })) { [self] in
                 done()
                 DispatchQueue.global().async { self.disconnect() }
@@ -418,6 +446,11 @@ final class DeliveryLedger: @unchecked Sendable {
     func record(_ session: String, _ seq: UInt64) {
         lock.lock(); seqs[session] = max(seqs[session] ?? 0, seq); lock.broadcast(); lock.unlock()
     }
+    private var live: Set<String> = []
+    /// Marks the identifier as having a live session object; false if one already has.
+    func open(_ session: String) -> Bool { lock.lock(); defer { lock.unlock() }; return live.insert(session).inserted }
+    func close(_ session: String) { lock.lock(); live.remove(session); lock.unlock() }
+
     func reconcile(_ session: String, latest: UInt64) {
         lock.lock(); if (seqs[session] ?? 0) > latest { seqs[session] = 0 }; lock.unlock()
     }

@@ -247,7 +247,11 @@ extension Array where Element == Recorder.Call {
             }
         }
         #expect(try session.allTasks().isEmpty)
+        // One live object per identifier in a process: a second would show every event twice.
+        #expect(throws: FerryError.self) { try FerrySession(configuration: config(h), delegate: Recorder()) }
         session.disconnect()
+        let again = try FerrySession(configuration: config(h), delegate: Recorder())
+        again.disconnect()
     }
 
     @Test func basicAuthThroughDidReceiveChallenge() throws {
