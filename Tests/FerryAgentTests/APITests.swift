@@ -14,6 +14,53 @@ import Testing
     }
     func state(_ h: Harness, _ id: Int64) throws -> String { try h.show(id)["state"] as? String ?? "" }
 
+    /// The session methods refuse bad input with an error naming the problem; nothing else breaks.
+    @Test func sessionMethodsRefuseBadInput() throws {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        let c = try h.client()
+        try open(c, "app")
+        func expect(_ kind: FerryError.Kind, _ method: String, _ args: [Value], contains: String) {
+            do {
+                _ = try c.call(method, args)
+                Issue.record("\(method) accepted \(args)")
+            } catch let e as FerryError {
+                #expect(e.kind == kind && e.message.contains(contains), "\(method): \(e)")
+            } catch { Issue.record("\(error)") }
+        }
+        expect(.noSuchSession, "GetSession", [.string("nope")], contains: "nope")
+        expect(.noSuchSession, "FinishedHandlingEvents", [.string("nope")], contains: "nope")
+        expect(.noSuchSession, "InvalidateSession", [.string("nope"), .bool(true)], contains: "nope")
+        expect(.invalidArgument, "CreateUpload", [.string("app"), .string(h.faultURL("upload/x")), .string("relative.txt"), .dict([:])],
+               contains: "absolute path")
+        expect(.invalidArgument, "CreateUpload", [.string("app"), .string(h.faultURL("upload/x")), .string(h.root), .dict([:])],
+               contains: "not a readable regular file")
+        expect(.invalidArgument, "CreateUpload", [.string("app"), .string(h.faultURL("upload/x")), .string(h.root + "/bus.conf"),
+                                                  .dict(["method": .string("DELETE")])], contains: "PUT or POST")
+        expect(.unsupportedScheme, "CreateUpload", [.string("app"), .string("ftp://h/x"), .string(h.root + "/bus.conf"), .dict([:])],
+               contains: "ftp")
+        expect(.invalidArgument, "CreateDownload", [.string("app"), .string(h.faultURL("a")), .dict(["method": .string("DELETE")])],
+               contains: "GET or POST")
+        expect(.invalidArgument, "OpenSession", [.string("app2"), .dict(["launch-command": .string("/bin/sh")])],
+               contains: "array of strings")
+        // A challenge answer for a task that is not waiting for one, and malformed answers.
+        let id = try create(c, "app", h.faultURL("missing"))
+        expect(.invalidArgument, "AnswerChallenge", [.uint64(UInt64(id)), .dict(["user": .string("u")])], contains: "user and password")
+        expect(.invalidArgument, "AnswerChallenge", [.uint64(UInt64(id)), .dict(["action": .string("maybe")])], contains: "reject or cancel")
+        expect(.invalidArgument, "AnswerChallenge", [.uint64(UInt64(id)), .dict(["token": .string("x")])], contains: "token")
+        try h.eventually("the 404") { try state(h, id) == "failed" }
+        expect(.invalidState, "AnswerChallenge", [.uint64(UInt64(id)), .dict(["user": .string("u"), "password": .string("p")])],
+               contains: "not waiting for credentials")
+        expect(.noSuchTask, "AnswerChallenge", [.uint64(999), .dict(["action": .string("cancel")])], contains: "999")
+        // An invalidated session takes no new tasks until it is opened again.
+        _ = try c.call("InvalidateSession", [.string("app"), .bool(false)])
+        expect(.invalidState, "CreateDownload", [.string("app"), .string(h.faultURL("a")), .dict([:])], contains: "invalidated")
+        try open(c, "app")
+        #expect(try create(c, "app", h.faultURL("a")) > 0)
+        #expect(try c.call("GetStatus").first?.dictValue?["version"] != nil)   // still serving
+    }
+
     @Test func pauseResumeAndCancel() throws {
         let h = try Harness()
         try h.startFaultServer()
