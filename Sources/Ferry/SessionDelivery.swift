@@ -1,0 +1,213 @@
+import FerryBus
+import FerryCore
+import Foundation
+
+/// How a session's events reach the app: fetched from the agent in order, handed to the
+/// delegate (or the async sequence) one at a time, acknowledged only when the app is done
+/// with each. Runs on the session's `pump` queue.
+extension FerrySession {
+    /// Events are waiting (a signal, or the start): fetch and deliver until the queue is empty.
+    func kick() {
+        pump.async { [self] in
+            guard !pumping, !stopped else { return }
+            pumping = true
+            fetch()
+        }
+    }
+
+    private struct Incoming {
+        var seq: UInt64, task: UInt64, event: SessionEvent, resumeData: [UInt8]?
+    }
+
+    private func fetch() {
+        guard !stopped else { pumping = false; return }
+        let after = DeliveryLedger.shared.delivered(configuration.identifier)
+        let reply: [Value]
+        do {
+            reply = try client.call("FetchEvents", [.string(configuration.identifier), .uint64(after), .uint32(200)])
+        } catch {
+            pumping = false   // the agent is gone; its next EventsAvailable starts us again
+            return
+        }
+        let batch: [Incoming] = (reply.first?.arrayValue ?? []).compactMap { v in
+            guard let t = v.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
+                  let task = t[2].uint64Value, let data = t[3].dictValue,
+                  let event = SessionEvent(kind: kind, data: data) else { return nil }
+            return Incoming(seq: seq, task: task, event: event, resumeData: data["resume-data"]?.bytesValue)
+        }
+        guard !batch.isEmpty else {
+            if durableSinceDrain {
+                durableSinceDrain = false
+                present(.didFinishEventsForBackgroundSession) { [self] in pump.async { self.fetch() } }
+            } else {
+                pumping = false
+            }
+            return
+        }
+        deliver(batch, 0)
+    }
+
+    private func deliver(_ batch: [Incoming], _ i: Int) {
+        guard !stopped else { pumping = false; return }
+        guard i < batch.count else { fetch(); return }
+        let e = batch[i]
+        // Exactly once: a sequence number already handled in this process is never shown again.
+        guard e.seq > DeliveryLedger.shared.delivered(configuration.identifier) else { deliver(batch, i + 1); return }
+        handle(e) { [self] in
+            pump.async { [self] in
+                if (try? client.call("AcknowledgeEvents", [.string(configuration.identifier), .uint64(e.seq)])) != nil {
+                    DeliveryLedger.shared.record(configuration.identifier, e.seq)
+                    if e.event.isDurable { durableSinceDrain = true }
+                    deliver(batch, i + 1)
+                } else {
+                    pumping = false   // unacknowledged: it comes again on the next fetch
+                }
+            }
+        }
+    }
+
+    /// Turns one agent event into a callback; `done` runs when the app is finished with it.
+    private func handle(_ e: Incoming, done: @escaping @Sendable () -> Void) {
+        if case .invalidated(let error) = e.event {
+            // The identifier is free from now on (a new session may be made in the callback).
+            if !closed { closed = true; DeliveryLedger.shared.close(configuration.identifier) }
+            present(.didBecomeInvalid(error: error.map { FerryTaskError(name: "Invalidated", message: $0) })) { [self] in
+                done()
+                DispatchQueue.global().async { self.disconnect() }
+            }
+            return
+        }
+        guard let task = task(e.task) else { done(); return }
+        switch e.event {
+        case .progress(let received, let expected, let written):
+            task.progressed(received: received, expected: expected)
+            guard let d = task as? FerryDownloadTask else { done(); return }
+            present(.didWriteData(d, bytesWritten: written, totalBytesWritten: received, totalBytesExpectedToWrite: expected), done: done)
+        case .sent(let sent, let expected, let written):
+            task.sent(sent, expected: expected)
+            present(.didSendBodyData(task, bytesSent: written, totalBytesSent: sent, totalBytesExpectedToSend: expected), done: done)
+        case .resumed(let offset, let expected):
+            guard let d = task as? FerryDownloadTask else { done(); return }
+            present(.didResumeAtOffset(d, fileOffset: offset, expectedTotalBytes: expected), done: done)
+        case .finished(let file, let received):
+            task.progressed(received: received, expected: nil)
+            guard let d = task as? FerryDownloadTask else { done(); return }
+            let location = URL(fileURLWithPath: file)
+            // Handed over before, moved by the app, which died before the acknowledgement:
+            // the file is already where the app wanted it. Nothing to show again.
+            guard FileManager.default.fileExists(atPath: file) else { done(); return }
+            present(.didFinishDownloading(d, location: location)) { [self] in
+                // Not when the session stopped inside the callback: the event comes again.
+                if !pump.sync(execute: { stopped }) { claimLeftover(location) }
+                done()
+            }
+        case .completed(let message, let name, let resumable):
+            let error = message.map {
+                FerryTaskError(name: name ?? "Failed", message: $0,
+                               resumeData: resumable ? e.resumeData.map { Data($0) } : nil)
+            }
+            task.completed(error)
+            present(.didComplete(task, error: error), done: done)
+        case .challenge(let scheme, let realm, let host, let failures):
+            let challenge = FerryAuthenticationChallenge(scheme: scheme, realm: realm, host: host,
+                                                         previousFailureCount: failures)
+            // Acknowledged once the callback returned *and* the app answered, so that an app that
+            // dies before answering is asked again.
+            let gate = AnswerGate(done)
+            let respond: @Sendable (FerryChallengeDisposition) -> Void = { [self] disposition in
+                guard gate.answer() else { return }
+                var answer: [String: Value]
+                switch disposition {
+                case .useCredential(let user, let password): answer = ["user": .string(user), "password": .string(password)]
+                case .performDefaultHandling: answer = ["action": .string("reject")]
+                case .cancelAuthenticationChallenge: answer = ["action": .string("cancel")]
+                }
+                _ = try? client.call("AnswerChallenge", [.uint64(task.taskIdentifier), .dict(answer)])
+                answer.removeAll()
+                gate.finish()
+            }
+            present(.didReceiveChallenge(task, challenge, respond: respond)) { gate.returned() }
+        case .invalidated:
+            done()
+        }
+    }
+
+    /// A finished file the app did not move goes to the default destination (never deleted).
+    private func claimLeftover(_ location: URL) {
+        guard FileManager.default.fileExists(atPath: location.path) else { return }
+        let destination = configuration.defaultDestination ?? FerryFiles.downloadsDirectory
+        _ = try? FerryFiles.move(location, into: destination)
+    }
+
+    private func present(_ event: FerryEvent, done: @escaping @Sendable () -> Void) {
+        guard let delegate else { mailbox.put(event, done: done); return }
+        delegateQueue.addOperation { [self] in
+            switch event {
+            case .didWriteData(let t, let n, let total, let expected):
+                delegate.urlSession(self, downloadTask: t, didWriteData: n, totalBytesWritten: total, totalBytesExpectedToWrite: expected)
+            case .didResumeAtOffset(let t, let offset, let expected):
+                delegate.urlSession(self, downloadTask: t, didResumeAtOffset: offset, expectedTotalBytes: expected)
+            case .didFinishDownloading(let t, let location):
+                delegate.urlSession(self, downloadTask: t, didFinishDownloadingTo: location)
+            case .didSendBodyData(let t, let n, let total, let expected):
+                delegate.urlSession(self, task: t, didSendBodyData: n, totalBytesSent: total, totalBytesExpectedToSend: expected)
+            case .didComplete(let t, let error):
+                delegate.urlSession(self, task: t, didCompleteWithError: error)
+            case .didReceiveChallenge(let t, let challenge, let respond):
+                delegate.urlSession(self, task: t, didReceive: challenge, completionHandler: respond)
+            case .didBecomeInvalid(let error):
+                delegate.urlSession(self, didBecomeInvalidWithError: error)
+            case .didFinishEventsForBackgroundSession:
+                delegate.urlSessionDidFinishEvents(forBackgroundURLSession: self)
+            }
+            done()
+        }
+    }
+}
+
+/// Runs `done` once both the challenge callback returned and the app answered.
+final class AnswerGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answered = false, hasReturned = false, finished = false
+    private let done: @Sendable () -> Void
+    init(_ done: @escaping @Sendable () -> Void) { self.done = done }
+    /// True the first time only: a challenge is answered once.
+    func answer() -> Bool { lock.lock(); defer { lock.unlock() }; if answered { return false }; answered = true; return true }
+    func finish() { step { finished = true } }
+    func returned() { step { hasReturned = true } }
+    private func step(_ body: () -> Void) {
+        lock.lock()
+        body()
+        let fire = finished && hasReturned
+        if fire { finished = false; hasReturned = false }
+        lock.unlock()
+        if fire { done() }
+    }
+}
+
+/// The highest sequence number each session delivered in this process: a session object made
+/// again for the same identifier (a reconnect) never shows an event twice.
+final class DeliveryLedger: @unchecked Sendable {
+    static let shared = DeliveryLedger()
+    private let lock = NSCondition()
+    func wait(_ session: String, atLeast seq: UInt64, until deadline: Date) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        while (seqs[session] ?? 0) < seq {
+            if !lock.wait(until: deadline) { return (seqs[session] ?? 0) >= seq }
+        }
+        return true
+    }
+    private var seqs: [String: UInt64] = [:]
+    func delivered(_ session: String) -> UInt64 { lock.lock(); defer { lock.unlock() }; return seqs[session] ?? 0 }
+    func record(_ session: String, _ seq: UInt64) {
+        lock.lock(); seqs[session] = max(seqs[session] ?? 0, seq); lock.broadcast(); lock.unlock()
+    }
+    private var live: Set<String> = []
+    /// Marks the identifier as having a live session object; false if one already has.
+    func open(_ session: String) -> Bool { lock.lock(); defer { lock.unlock() }; return live.insert(session).inserted }
+    func close(_ session: String) { lock.lock(); live.remove(session); lock.unlock() }
+
+    func reconcile(_ session: String, latest: UInt64) {
+        lock.lock(); if (seqs[session] ?? 0) > latest { seqs[session] = 0 }; lock.unlock()
+    }
+}
