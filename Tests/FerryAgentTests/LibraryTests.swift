@@ -389,4 +389,30 @@ extension Array where Element == Recorder.Call {
         #expect(FileManager.default.fileExists(atPath: first.moved[id]!.path))
         session.disconnect()
     }
+
+    @Test func challengesThroughTheAsyncSequence() async throws {
+        let h = try setUp()
+        let body = try h.makeFile("locked.bin", size: 30_000)
+        let session = try FerrySession(configuration: config(h, "dev.ferry.test.AsyncAuth"))
+        let task = try session.downloadTask(with: URL(string: h.faultURL("locked.bin", "auth=kim:pw"))!)
+        task.resume()
+        var realm = ""
+        var saved: Data?
+        loop: for await event in session.events {
+            switch event {
+            case .didReceiveChallenge(_, let challenge, let respond):
+                realm = challenge.realm
+                respond(.useCredential(user: "kim", password: "pw"))
+            case .didFinishDownloading(_, let location):
+                saved = try Data(contentsOf: location)
+            case .didComplete(_, let error):
+                #expect(error == nil)
+                break loop
+            default: break
+            }
+        }
+        #expect(realm == "ferry-test")
+        #expect(saved == body)
+        session.disconnect()
+    }
 }
