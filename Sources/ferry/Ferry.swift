@@ -7,6 +7,6 @@ struct FerryCommand: ParsableCommand {
         abstract: "Background downloads that survive logout, crashes and reboots.",
         discussion: "Talks to the ferryd agent on the D-Bus session bus, starting it when needed.",
         version: "0.1.0",
-        subcommands: [Download.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
+        subcommands: [Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
                       Watch.self, Status.self, View.self, Open.self])
 }

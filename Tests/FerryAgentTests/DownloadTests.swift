@@ -181,4 +181,24 @@ import Testing
         #expect(r.stderr.contains("SHA-256 mismatch"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads).isEmpty)
     }
+
+    @Test func uploadFromTheCommandLine() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let payload = try h.makeFile("notes.bin", size: 123_456)
+        let r = try h.ferry("upload", h.www + "/notes.bin", h.faultURL("upload/notes.bin"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/notes.bin")) == payload)
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let shown = try h.ferry("show", String(id))
+        #expect(shown.stdout.contains("upload:   PUT of \(h.www)/notes.bin"))
+        let post = try h.ferry("upload", h.www + "/notes.bin", h.faultURL("upload/posted.bin"), "--method", "POST", "--wait")
+        #expect(post.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/posted.bin")) == payload)
+        let missing = try h.ferry("upload", h.root + "/nope", h.faultURL("upload/x"))
+        #expect(missing.status == 2 && missing.stderr.contains("not a readable regular file"))
+        let refused = try h.ferry("upload", h.www + "/notes.bin", h.faultURL("nowhere/x"), "--wait")
+        #expect(refused.status == 1 && refused.stderr.contains("404"))
+    }
 }
