@@ -57,7 +57,16 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
     public func cancel() {
         guard let session, state != .completed, state != .canceling else { return }
         setState(.canceling)
-        _ = try? session.client.call("Cancel", [.uint64(taskIdentifier)])
+        if (try? session.client.call("Cancel", [.uint64(taskIdentifier)])) == nil { refresh() }
+    }
+
+    /// After a refused request (the task ended meanwhile): the agent's state is the truth.
+    func refresh() {
+        guard let session,
+              let info = (try? session.client.call("GetTask", [.uint64(taskIdentifier)]))?.first?.dictValue.flatMap(TaskInfo.init)
+        else { return }
+        locked { _state = .running }   // lets update() map the agent's state, canceling included
+        update(from: info)
     }
 
     // MARK: - Updates from the session
@@ -96,6 +105,7 @@ public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
         guard let session else { completionHandler(nil); return }
         setState(.canceling)
         let reply = try? session.client.call("CancelProducingResumeData", [.uint64(taskIdentifier)])
+        if reply == nil { refresh() }
         let data = reply?.first?.bytesValue.map { Data($0) }
         completionHandler(data)
     }

@@ -415,4 +415,24 @@ extension Array where Element == Recorder.Call {
         #expect(saved == body)
         session.disconnect()
     }
+
+    @Test func cancelingATaskThatAlreadyEndedLeavesItCompleted() throws {
+        let h = try setUp()
+        try h.makeFile("quick.bin", size: 1_000)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.isSuspended = true   // the app is busy: no callback runs yet
+        let rec = Recorder()
+        let session = try FerrySession(configuration: config(h, "dev.ferry.test.LateCancel"), delegate: rec, delegateQueue: queue)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("quick.bin"))!)
+        task.resume()
+        try h.eventually("done at the agent") { (try h.show(Int64(task.taskIdentifier))["state"] as? String) == "completed" }
+        #expect(task.state == .running)   // the object has not heard yet
+        task.cancel()
+        #expect(task.state == .completed)   // the agent refused: its state wins, not "canceling"
+        queue.isSuspended = false
+        let calls = try rec.wait("the events") { $0.completed(task.taskIdentifier) != nil }
+        #expect(calls.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: nil, hasResumeData: false))
+        session.disconnect()
+    }
 }
