@@ -325,7 +325,9 @@ extension Array where Element == Recorder.Call {
     }
 
     @Test func perHostLimitOfTheSessionIsEnforced() throws {
-        let h = try setUp()
+        let h = try Harness()
+        try h.startAgent(["--stall-timeout", "60"])   // the held first task must not time out meanwhile
+        try h.startFaultServer()
         try h.makeFile("one.bin", size: 100_000)
         try h.makeFile("two.bin", size: 100_000)
         var c = config(h, "dev.ferry.test.OnePerHost")
