@@ -437,4 +437,25 @@ extension Array where Element == Recorder.Call {
         #expect(calls.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: nil, hasResumeData: false))
         session.disconnect()
     }
+
+    @Test func suspendAndResumeContinueFromTheOffset() throws {
+        let h = try setUp()
+        let body = try h.makeFile("pause.bin", size: 200_000)
+        let rec = Recorder()
+        rec.moveInto = URL(fileURLWithPath: h.root + "/mine")
+        let session = try FerrySession(configuration: config(h, "dev.ferry.test.Suspend"), delegate: rec)
+        let task = try session.downloadTask(with: URL(string: h.faultURL("pause.bin", "hold=80000"))!)
+        task.resume()
+        try h.eventually("the hold") { (try h.show(Int64(task.taskIdentifier))["received"] as? Int) == 80_000 }
+        task.suspend()
+        #expect(task.state == .suspended)
+        #expect((try h.show(Int64(task.taskIdentifier))["state"] as? String) == "paused")
+        try h.releaseHolds()
+        task.resume()
+        let calls = try rec.wait("completion") { $0.completed(task.taskIdentifier) != nil }
+        #expect(calls.contains(.resumed(task.taskIdentifier, offset: 80_000)))
+        #expect(try Data(contentsOf: rec.moved[task.taskIdentifier]!) == body)
+        #expect(task.state == .completed)
+        session.disconnect()
+    }
 }
