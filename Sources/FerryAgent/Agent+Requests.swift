@@ -204,9 +204,13 @@ extension Agent {
             if let live { _ = m.progressed(received: live, now: MainLoop.now) }
             return try m.cancel(keepPartial: true, now: MainLoop.now)
         }
-        let onDisk = fileSize(stagingPath(id))
-        return ResumeData(url: r.url, task: id, received: onDisk, expected: r.expected, etag: r.etag,
-                          lastModified: r.lastModified, suggestedName: r.suggestedName).encoded()
+        return resumeBlob(r)
+    }
+
+    /// The resume data of a task's bytes in staging (what is on disk, not what was counted).
+    func resumeBlob(_ r: TaskRecord) -> [UInt8] {
+        ResumeData(url: r.url, task: r.id, received: fileSize(stagingPath(r.id)), expected: r.expected, etag: r.etag,
+                   lastModified: r.lastModified, suggestedName: r.suggestedName).encoded()
     }
 
     func fetchEvents(session: String, after: UInt64, limit: Int) throws -> [QueuedEvent] {

@@ -31,8 +31,10 @@ extension Agent {
         guard !config.launchCommand.isEmpty, config.keepEvents else { return }
         var policy = relaunch[session] ?? RelaunchPolicy()
         let now = MainLoop.now
-        switch policy.decide(pendingEvents: queues[session]?.hasDurable ?? false,
-                             clientConnected: !(clients[session]?.isEmpty ?? true), now: now) {
+        let connected = !(clients[session]?.isEmpty ?? true)
+        // Runs after every burst of events: scan the queue only when nobody is listening.
+        let pending = !connected && (queues[session]?.hasDurable ?? false)
+        switch policy.decide(pendingEvents: pending, clientConnected: connected, now: now) {
         case .none:
             break
         case .wait(let until):
@@ -169,10 +171,8 @@ extension Agent {
 
     /// Resume data for a task that ended resumable (failed or canceled with its bytes kept).
     func resumeData(for id: Int64) -> [UInt8]? {
-        guard let r = try? store.task(id), r.kind == .download, r.state == .failed || r.state == .canceled else { return nil }
-        let onDisk = fileSize(stagingPath(id))
-        guard onDisk > 0 else { return nil }
-        return ResumeData(url: r.url, task: id, received: onDisk, expected: r.expected, etag: r.etag,
-                          lastModified: r.lastModified, suggestedName: r.suggestedName).encoded()
+        guard let r = try? store.task(id), r.kind == .download, r.state == .failed || r.state == .canceled,
+              fileSize(stagingPath(id)) > 0 else { return nil }
+        return resumeBlob(r)
     }
 }

@@ -81,7 +81,7 @@ public final class Agent {
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
-        for id in try store.sessionIdentifiers() { _ = sessionConfig(id) }   // the scheduler reads them from memory
+        sessions = try store.allSessions()   // the scheduler reads them from memory
         badge = Int(try store.meta("badge") ?? "0") ?? 0
         notifier.onActivated = { [weak self] in self?.resetBadge() }
         onLauncherChanged()   // docks want the current state from a (re)started agent

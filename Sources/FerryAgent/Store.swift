@@ -311,9 +311,16 @@ final class Store {
         }
     }
 
-    /// Sessions that asked to be launched for events (checked at start-up).
-    func sessionIdentifiers() throws -> [String] {
-        try db.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM sessions") }
+    /// Every session's configuration (loaded once at start-up).
+    func allSessions() throws -> [String: SessionConfig] {
+        try db.read { db in
+            var out: [String: SessionConfig] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT identifier, config FROM sessions") {
+                let json: String = row["config"]
+                out[row["identifier"]] = (try? JSONDecoder().decode(SessionConfig.self, from: Data(json.utf8))) ?? SessionConfig()
+            }
+            return out
+        }
     }
 
     /// Unfinished tasks of a session (for invalidation).

@@ -100,37 +100,31 @@ public final class BusClient: @unchecked Sendable {
 extension BusClient {
     final class SignalBox { let body: ([Value]) -> Void; init(_ b: @escaping ([Value]) -> Void) { body = b } }
 
-    /// Calls `handler` for each `signal` of dev.ferry.Agent1, from the thread-default main
-    /// context (run a GMainLoop to receive them). Returns the subscription id.
+    /// Calls `handler` for each `signal` of dev.ferry.Agent1 (only those whose first argument is
+    /// `session`, when given), from the thread-default main context (run a GMainLoop to receive
+    /// them). Returns the subscription id.
     @discardableResult
     public func subscribe(_ signal: String, session: String? = nil, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
-        let box = Unmanaged.passRetained(SignalBox(handler)).toOpaque()
-        let callback: GDBusSignalCallback = { _, _, _, _, _, params, user in
-            let args = params.map { Value($0).tupleValue ?? [] } ?? []
-            Unmanaged<SignalBox>.fromOpaque(user!).takeUnretainedValue().body(args)
-        }
-        let free: GDestroyNotify = { user in Unmanaged<SignalBox>.fromOpaque(user!).release() }
-        return subscribe(sender: BusNames.agent, interface: BusNames.interface, path: BusNames.path,
-                         signal: signal, arg0: session, box: box, callback: callback, free: free)
+        subscribe(sender: BusNames.agent, interface: BusNames.interface, path: BusNames.path,
+                  signal: signal, arg0: session, handler)
     }
 
     /// A signal of the bus itself (org.freedesktop.DBus), e.g. NameOwnerChanged for one name.
     @discardableResult
     public func subscribeBus(_ signal: String, arg0: String?, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
+        subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                  signal: signal, arg0: arg0, handler)
+    }
+
+    private func subscribe(sender: String, interface: String, path: String, signal: String, arg0: String?,
+                           _ handler: @escaping ([Value]) -> Void) -> UInt32 {
         let box = Unmanaged.passRetained(SignalBox(handler)).toOpaque()
         let callback: GDBusSignalCallback = { _, _, _, _, _, params, user in
             let args = params.map { Value($0).tupleValue ?? [] } ?? []
             Unmanaged<SignalBox>.fromOpaque(user!).takeUnretainedValue().body(args)
         }
         let free: GDestroyNotify = { user in Unmanaged<SignalBox>.fromOpaque(user!).release() }
-        return subscribe(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                         signal: signal, arg0: arg0, box: box, callback: callback, free: free)
-    }
-
-    private func subscribe(sender: String, interface: String, path: String, signal: String, arg0: String?,
-                           box: UnsafeMutableRawPointer, callback: GDBusSignalCallback, free: GDestroyNotify) -> UInt32 {
-        // arg0 filters on the first argument (the session of EventsAvailable).
-        return g_dbus_connection_signal_subscribe(connection, sender, interface, signal,
-                                                  path, arg0, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, free)
+        return g_dbus_connection_signal_subscribe(connection, sender, interface, signal, path, arg0,
+                                                  G_DBUS_SIGNAL_FLAGS_NONE, callback, box, free)
     }
 }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import FerryBus
 import FerryCore
 import Foundation
@@ -67,6 +68,23 @@ struct AgentConnection {
 
     func openCLISession() throws {
         _ = try client.call("OpenSession", [.string(Self.cliSession), .dict(["keep-events": .bool(false)])])
+    }
+
+    /// Creates a task with `method` (CreateDownload, CreateUpload) in `session`, or in the CLI's own
+    /// session when nil, and prints its id. `args` follow the session argument. A request the
+    /// agent refuses exits 2 with the reason.
+    func createTask(_ method: String, session: String?, _ args: [Value]) throws -> Int64 {
+        if session == nil { try openCLISession() }
+        do {
+            let reply = try client.call(method, [.string(session ?? Self.cliSession)] + args)
+            let id = reply.first?.int64Value ?? 0
+            print(id)
+            fflush(stdout)
+            return id
+        } catch let e as FerryError {
+            Output.error(e.message)
+            throw ExitCode(2)
+        }
     }
 
     func task(_ id: Int64) throws -> TaskInfo {

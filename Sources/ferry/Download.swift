@@ -30,8 +30,6 @@ struct Download: ParsableCommand {
 
     func run() throws {
         let agent = try AgentConnection()
-        let sessionID = session ?? AgentConnection.cliSession
-        if session == nil { try agent.openCLISession() }
         var options: [String: Value] = [:]
         let cwd = FileManager.default.currentDirectoryPath
         func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
@@ -39,16 +37,7 @@ struct Download: ParsableCommand {
         if let output { options["output"] = .string(absolute(output)) }
         if let sha256 { options["sha256"] = .string(sha256) }
         if let description { options["description"] = .string(description) }
-        let id: Int64
-        do {
-            let reply = try agent.client.call("CreateDownload", [.string(sessionID), .string(url), .dict(options)])
-            id = reply.first?.int64Value ?? 0
-        } catch let e as FerryError {
-            Output.error(e.message)
-            throw ExitCode(2)
-        }
-        print(id)
-        fflush(stdout)
+        let id = try agent.createTask("CreateDownload", session: session, [.string(url), .dict(options)])
         if wait { try Self.waitFor(id, agent: agent) }
     }
 

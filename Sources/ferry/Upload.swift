@@ -22,22 +22,11 @@ struct Upload: ParsableCommand {
 
     func run() throws {
         let agent = try AgentConnection()
-        let sessionID = session ?? AgentConnection.cliSession
-        if session == nil { try agent.openCLISession() }
         var options: [String: Value] = [:]
         if let method { options["method"] = .string(method) }
         if let description { options["description"] = .string(description) }
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-        let id: Int64
-        do {
-            let reply = try agent.client.call("CreateUpload", [.string(sessionID), .string(url), .string(path), .dict(options)])
-            id = reply.first?.int64Value ?? 0
-        } catch let e as FerryError {
-            Output.error(e.message)
-            throw ExitCode(2)
-        }
-        print(id)
-        fflush(stdout)
+        let id = try agent.createTask("CreateUpload", session: session, [.string(url), .string(path), .dict(options)])
         if wait { try Download.waitFor(id, agent: agent) }
     }
 }

@@ -40,6 +40,11 @@ import Testing
         #expect(bad.status != 0 && bad.stderr.contains("not an http(s) URL"))
     }
 
+    func podcastTasks(_ client: BusClient) throws -> [TaskInfo] {
+        (try client.call("ListTasks", [.string("dev.ferry.examples.Podcast"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+            .compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+    }
+
     func writeFeed(_ h: Harness, _ episodes: [(String, Int)], query: String) throws -> [String: Data] {
         var bodies: [String: Data] = [:]
         var items = ""
@@ -90,11 +95,10 @@ import Testing
         try app.run()
         defer { if app.isRunning { kill(app.processIdentifier, SIGKILL) } }
         let client = try h.client()
-        func tasks() throws -> [TaskInfo] {
-            (try client.call("ListTasks", [.string("dev.ferry.examples.Podcast"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-                .compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+        try h.eventually("three held downloads") {
+            let tasks = try podcastTasks(client)
+            return tasks.count == 3 && tasks.allSatisfy { $0.received == 50_000 }
         }
-        try h.eventually("three held downloads") { try tasks().count == 3 && tasks().allSatisfy { $0.received == 50_000 } }
         kill(app.processIdentifier, SIGKILL)
         app.waitUntilExit()
 
@@ -133,17 +137,12 @@ import Testing
         let episodes = h.root + "/Episodes"
         let first = try h.spawnWaitable(Self.podcast, [h.faultURL("feed.xml"), "--download", "1", "--episodes", episodes])
         let client = try h.client()
-        try h.eventually("episode 1 in flight") {
-            let t = (try client.call("ListTasks", [.string("dev.ferry.examples.Podcast"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-            return t.count == 1
-        }
+        try h.eventually("episode 1 in flight") { try podcastTasks(client).count == 1 }
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
         // The app starts again and wants everything: episode 1 is in flight, only episode 2 starts.
         let second = try h.spawnWaitable(Self.podcast, [h.faultURL("feed.xml"), "--download", "all", "--episodes", episodes])
-        try h.eventually("both in flight") {
-            (try client.call("ListTasks", [.string("dev.ferry.examples.Podcast"), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).count == 2
-        }
+        try h.eventually("both in flight") { try podcastTasks(client).count == 2 }
         try h.releaseHolds()
         second.waitUntilExit()
         #expect(second.terminationStatus == 0)
