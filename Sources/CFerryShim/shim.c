@@ -1,4 +1,6 @@
+#define _GNU_SOURCE   /* fallocate */
 #include "CFerryShim.h"
+#include <fcntl.h>
 
 CURLcode ferry_easy_setopt_long(CURL *e, CURLoption o, long v) { return curl_easy_setopt(e, o, v); }
 CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return curl_easy_setopt(e, o, v); }
@@ -55,6 +57,10 @@ gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback han
     return g_signal_connect_data(instance, signal, handler, data, NULL, 0);
 }
 const GVariantType *ferry_variant_type(const char *s) { return G_VARIANT_TYPE(s); }
+
+int ferry_preallocate(int fd, int64_t offset, int64_t length) {
+    return fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
 
 // The interface XML is embedded at compile time so the agent cannot drift from desktop/.
 static const char agent_xml[] = {

@@ -194,11 +194,19 @@ extension Agent {
         return r
     }
 
-    func pause(_ id: Int64) throws { try withMachine(id) { try $0.pause(now: MainLoop.now) } }
+    func pause(_ id: Int64) throws { try notSaving(id); try withMachine(id) { try $0.pause(now: MainLoop.now) } }
     func resume(_ id: Int64) throws { try withMachine(id) { try $0.resume(now: MainLoop.now) }; scheduleSoon() }
-    func cancel(_ id: Int64) throws { try withMachine(id) { try $0.cancel(keepPartial: false, now: MainLoop.now) } }
+    func cancel(_ id: Int64) throws { try notSaving(id); try withMachine(id) { try $0.cancel(keepPartial: false, now: MainLoop.now) } }
+
+    /// A file being verified and moved into place is past stopping: its bytes are all there.
+    private func notSaving(_ id: Int64) throws {
+        guard !finalizing.contains(id) else {
+            throw FerryError(.invalidState, "task \(id) has every byte and is being saved to its destination; it can no longer be paused or canceled")
+        }
+    }
 
     func cancelProducingResumeData(_ id: Int64) throws -> [UInt8] {
+        try notSaving(id)
         let live = transfers[id]?.received
         let r = try withMachine(id) { m in
             if let live { _ = m.progressed(received: live, now: MainLoop.now) }

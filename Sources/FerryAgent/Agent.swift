@@ -14,6 +14,8 @@ public struct AgentSettings: Sendable {
     /// Global popup switch (sessions may also opt out).
     public var popups = true
     public var popupWindowMilliseconds: UInt32 = 1_000
+    /// First look at a full disk again after this long (doubling up to ten times as long).
+    public var spaceRecheckMilliseconds: Int64 = 30_000
     public init() {}
 }
 
@@ -39,6 +41,12 @@ public final class Agent {
     /// Answers to authentication challenges: memory only, never stored or logged.
     var credentials: [Int64: Credential] = [:]
     var retryTimer: UInt32 = 0
+    /// Tasks whose file is being verified and moved into place on the worker thread.
+    var finalizing: Set<Int64> = []
+    /// Tasks the user was told wait for disk space (one popup each, not one per recheck).
+    var spaceWarned: Set<Int64> = []
+    /// Checksums, fsyncs and copies of finished files: never on the loop thread.
+    let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
     var scheduleQueued = false
     var signalsPending: Set<String> = []
     let network = NetworkWatch()
@@ -56,11 +64,15 @@ public final class Agent {
     /// Per-session folders where finished files wait for their app.
     static func inboxRoot(_ settings: AgentSettings) -> String { settings.stateDirectory + "/inbox/" }
     func stagingPath(_ id: Int64) -> String { "\(stagingDirectory)/\(id).part" }
+    /// Finished bytes that failed their checksum: kept for the user to look at, never delivered.
+    var quarantineDirectory: String { settings.stateDirectory + "/quarantine" }
+    func quarantinePath(_ id: Int64) -> String { "\(quarantineDirectory)/\(id).part" }
 
     public init(settings: AgentSettings, logger: Logger) throws {
         self.settings = settings
         self.log = logger
-        guard Paths.mkdirAll(settings.stateDirectory + "/staging", mode: 0o700) else {
+        guard Paths.mkdirAll(settings.stateDirectory + "/staging", mode: 0o700),
+              Paths.mkdirAll(settings.stateDirectory + "/quarantine", mode: 0o700) else {
             throw FerryError(.failed, "cannot create the state directory \(settings.stateDirectory)")
         }
         chmod(settings.stateDirectory, 0o700)
@@ -131,7 +143,12 @@ public final class Agent {
         machines[id] = m
         perform(actions, id: id)
         let record = machines[id]?.record ?? m.record
-        if record.state != .running || transfers[id] == nil { machines[id] = nil }
+        if record.state != .running || (transfers[id] == nil && !finalizing.contains(id)) { machines[id] = nil }
+        // Rechecks cycle waiting → queued → running: the warning is forgotten only when the task
+        // ends, is paused or waits for something else.
+        if record.state.isFinal || record.state == .paused || (record.state == .waiting && record.reason != .space) {
+            spaceWarned.remove(id)
+        }
         if record.state.isFinal { credentials[id] = nil }   // an app's password lives no longer than its task
         return record
     }
@@ -152,6 +169,13 @@ public final class Agent {
                 }
             case .discardPartial:
                 unlink(stagingPath(id))
+                unlink(quarantinePath(id))
+            case .quarantine:
+                rename(stagingPath(id), quarantinePath(id))
+            case .warnNoSpace:
+                if spaceWarned.insert(id).inserted, sessionConfig(m.record.session).popups {
+                    notifier.post(.noSpace(name: displayName(m.record)))
+                }
             case .finalize:
                 finalize(id)
             case .scheduleRetry:
@@ -181,14 +205,28 @@ public final class Agent {
             launcherProgressChanged()
             curl.add(t.easy)
             log.debug("task \(r.id): starting at byte \(plan.offset)")
-        } catch let e as FerryError {
+        } catch {
+            // CURLE_WRITE_ERROR with the errno: ENOSPC waits for space, the rest fails clearly.
+            let outcome: TransferOutcome
+            if let e = error as? TransferStartFailure {
+                outcome = TransferOutcome(curlCode: 23, curlMessage: e.message, httpStatus: 0, localErrno: e.errno, localMessage: e.message)
+            } else {
+                outcome = TransferOutcome(curlCode: 23, curlMessage: "\(error)", httpStatus: 0, localErrno: EACCES, localMessage: "\(error)")
+            }
             var m = machines[r.id]!
-            let actions = m.transferEnded(TransferOutcome(curlCode: 23, curlMessage: e.message, httpStatus: 0, localErrno: errno),
+            let actions = m.transferEnded(outcome,
                                           backoff: settings.backoff, resourceDeadline: deadline(r), now: MainLoop.now,
-                                          random: Double.random(in: 0..<1))
+                                          random: Double.random(in: 0..<1), spaceRecheck: spaceRecheck)
             machines[r.id] = m
             perform(actions, id: r.id)
-        } catch {}
+        }
+    }
+
+    var spaceRecheck: Int64 { settings.spaceRecheckMilliseconds * 1_000 }
+
+    func displayName(_ r: TaskRecord) -> String {
+        if let output = r.output { return (output as NSString).lastPathComponent }
+        return FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: DownloadURL.printable(r.url))
     }
 
     private func transferDone(easy: UnsafeMutableRawPointer, code: Int) {
@@ -204,7 +242,7 @@ public final class Agent {
         if t.rejection != nil { curlCode = 33 }
         let outcome = TransferOutcome(curlCode: curlCode, curlMessage: t.rejection ?? t.errorMessage,
                                       httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
-                                      localErrno: t.writeErrno, bytesThisAttempt: t.bytesThisAttempt,
+                                      localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
         if curlCode != 0 { log.info("task \(id): attempt ended: curl \(curlCode) HTTP \(outcome.httpStatus) \(outcome.curlMessage)") }
         _ = try? withMachine(id) { m in
@@ -212,7 +250,8 @@ public final class Agent {
             return m.transferEnded(outcome, backoff: settings.backoff, resourceDeadline: deadline(m.record),
                                    now: MainLoop.now, random: Double.random(in: 0..<1),
                                    networkAvailable: network.available,
-                                   canChallenge: sessionConfig(m.record.session).keepEvents)
+                                   canChallenge: sessionConfig(m.record.session).keepEvents,
+                                   spaceRecheck: spaceRecheck)
         }
         scheduleSoon()
     }
@@ -222,22 +261,43 @@ public final class Agent {
         return r.created + Int64(seconds) * 1_000_000
     }
 
+    /// Verifies and moves a finished file on the worker thread; the result comes back to the loop.
     private func finalize(_ id: Int64) {
+        guard let m = machines[id], finalizing.insert(id).inserted else { return }
+        let record = m.record, staging = stagingPath(id)
+        let defaultDir = settings.downloadDirectory ?? sessionConfig(record.session).defaultDirectory ?? Paths.downloadDirectory()
+        fileWorker.async {
+            let result = Result { try Finalizer.finish(staging: staging, record: record, defaultDirectory: defaultDir) }
+            MainLoop.idle { [weak self] in self?.finalized(id, result) }
+        }
+    }
+
+    private func finalized(_ id: Int64, _ result: Result<String, Error>) {
+        finalizing.remove(id)
         guard var m = machines[id] else { return }
-        let defaultDir = settings.downloadDirectory ?? sessionConfig(m.record.session).defaultDirectory ?? Paths.downloadDirectory()
+        let now = MainLoop.now
         let actions: [TaskMachine.Action]
-        do {
-            let path = try Finalizer.finish(staging: stagingPath(id), record: m.record, defaultDirectory: defaultDir)
+        switch result {
+        case .success(let path):
             log.info("task \(id): complete: \(path)")
-            actions = m.finalized(file: path, now: MainLoop.now)
-        } catch let f as Finalizer.Failure {
+            actions = m.finalized(file: path, now: now)
+        case .failure(let f as Finalizer.Failure) where f.name == "NoSpace":
+            log.warning("task \(id): waiting for space: \(f.message)")
+            actions = m.finalizeNeedsSpace(message: f.message, recheck: spaceRecheck, now: now)
+        case .failure(let f as Finalizer.Failure) where f.name == "ChecksumMismatch":
+            let message = f.message + "; the bytes are kept apart in \(quarantinePath(id)) (never delivered)"
+            log.warning("task \(id): failed: \(message)")
+            actions = m.checksumMismatched(message: message, now: now)
+        case .failure(let f as Finalizer.Failure):
             log.warning("task \(id): failed: \(f.message)")
-            actions = m.finalizeFailed(name: f.name, message: f.message, now: MainLoop.now)
-        } catch {
-            actions = m.finalizeFailed(name: "Failed", message: "\(error)", now: MainLoop.now)
+            actions = m.finalizeFailed(name: f.name, message: f.message, now: now)
+        case .failure(let error):
+            actions = m.finalizeFailed(name: "Failed", message: "\(error)", now: now)
         }
         machines[id] = m
         perform(actions, id: id)
+        if machines[id]?.record.state != .running { machines[id] = nil }
+        scheduleSoon()
     }
 
     // MARK: - Telling the user
@@ -249,8 +309,7 @@ public final class Agent {
             notifier.post(.completed(file: file))
             setBadge(badge + 1)
         case .completed(let error?, let name, _) where name != "Canceled":
-            let label = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: DownloadURL.printable(r.url))
-            notifier.post(.failed(name: label, reason: error))
+            notifier.post(.failed(name: displayName(r), reason: error))
         default:
             break
         }

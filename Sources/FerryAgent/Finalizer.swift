@@ -4,6 +4,8 @@ import Foundation
 import Glibc
 
 /// Moves a finished staging file to its destination: never overwriting, never half-written.
+/// Runs on the agent's file worker thread (a checksum or a copy takes seconds per GB): it
+/// touches only the files it is given.
 enum Finalizer {
     struct Failure: Error { var name: String; var message: String }
 
@@ -29,15 +31,23 @@ enum Finalizer {
         }
         fsyncFile(staging)
         // link(2) refuses to replace an existing name: the no-overwrite rule holds even against races.
+        // A crash between link(2) and the commit left the file linked already: it is ours.
+        if let done = alreadyLinked(staging, directory: directory, name: name) {
+            unlink(staging)
+            return done
+        }
         for _ in 0..<10_000 {
             let candidate = FileNaming.unique(name) { exists(directory + "/" + $0) }
             let target = directory + "/" + candidate
             if link(staging, target) == 0 {
+                fsyncFile(directory)   // the new name survives a power cut before the commit
                 unlink(staging)
                 return target
             }
             switch errno {
             case EEXIST: continue
+            case ENOSPC, EDQUOT:
+                throw noSpace(directory)
             case EXDEV, EPERM, ENOTSUP:
                 return try copyInto(target: target, from: staging)
             default:
@@ -45,6 +55,23 @@ enum Finalizer {
             }
         }
         throw Failure(name: "InvalidDestination", message: "no free file name for \(name) in \(directory)")
+    }
+
+    static func noSpace(_ directory: String) -> Failure {
+        Failure(name: "NoSpace", message: "not enough space in \(directory) to save the download; its bytes are kept")
+    }
+
+    /// The name (or one of its numbered variants) that is a hard link of the staging file.
+    static func alreadyLinked(_ staging: String, directory: String, name: String) -> String? {
+        var st = stat()
+        guard stat(staging, &st) == 0, st.st_nlink > 1 else { return nil }
+        for n in 0..<10_000 {
+            let candidate = n == 0 ? name : FileNaming.numbered(name, n)
+            var other = stat()
+            guard lstat(directory + "/" + candidate, &other) == 0 else { return nil }
+            if other.st_ino == st.st_ino && other.st_dev == st.st_dev { return directory + "/" + candidate }
+        }
+        return nil
     }
 
     static func exists(_ path: String) -> Bool {
@@ -55,6 +82,12 @@ enum Finalizer {
     /// Another file system: copy to a hidden temporary next to the target, then link it in.
     static func copyInto(target: String, from staging: String) throws -> String {
         let dir = (target as NSString).deletingLastPathComponent
+        // Look before writing: a file that cannot fit is not copied half-way first.
+        var st = stat(), vfs = statvfs()
+        if stat(staging, &st) == 0, statvfs(dir, &vfs) == 0,
+           Int64(vfs.f_bavail) * Int64(vfs.f_frsize) < Int64(st.st_size) {
+            throw noSpace(dir)
+        }
         let tmp = dir + "/.ferry-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).part"
         let src = open(staging, O_RDONLY | O_CLOEXEC)
         let dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -70,10 +103,11 @@ enum Finalizer {
             let w = n < 0 ? -1 : buffer.withUnsafeBytes { write(dst, $0.baseAddress, n) }
             if n < 0 || w != n {
                 let e = errno; unlink(tmp)
-                throw Failure(name: e == ENOSPC ? "DiskFull" : "InvalidDestination", message: "cannot copy into \(dir): \(String(cString: strerror(e)))")
+                if e == ENOSPC || e == EDQUOT || (n > 0 && w >= 0) { throw noSpace(dir) }
+                throw Failure(name: "InvalidDestination", message: "cannot copy into \(dir): \(String(cString: strerror(e)))")
             }
         }
-        fsync(dst)
+        if fsync(dst) != 0, errno == ENOSPC || errno == EDQUOT { unlink(tmp); throw noSpace(dir) }
         var name = (target as NSString).lastPathComponent
         var final = target
         while link(tmp, final) != 0 {

@@ -18,7 +18,15 @@ public struct TransferSettings: Sendable {
     public var maxRedirects: Int = 10
     public var bufferSize: Int = 512 * 1024
     public var caInfo: String? = nil
+    /// Free space kept on the disk of the staging folder (the store lives there too).
+    public var stateReserve = SpaceReserve()
     public init() {}
+}
+
+/// A transfer that could not start (its errno decides: ENOSPC waits for space).
+struct TransferStartFailure: Error {
+    var errno: Int32
+    var message: String
 }
 
 /// A user name and password an app gave in answer to a challenge.
@@ -41,7 +49,12 @@ final class Transfer {
     private(set) var received: Int64
     private(set) var bytesThisAttempt: Int64 = 0
     private(set) var writeErrno: Int32?
+    /// What a local failure means, in words (which disk is full).
+    private(set) var localMessage: String?
     private(set) var rejection: String?
+    private let reserve: SpaceReserve
+    /// Bytes written since the last look at the state disk's free space.
+    private var sinceSpaceCheck: Int64 = 0
     /// curl hands the body over in 16 kB pieces; writing each costs a syscall. Pieces are gathered
     /// here and written once per socket wake-up (`flush`), up to a few hundred kB at a time.
     private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 << 20, alignment: 64)
@@ -55,6 +68,7 @@ final class Transfer {
     init(taskID: Int64, record: TaskRecord, plan: TaskMachine.TransferPlan, stagingPath: String,
          credential: Credential?, settings: TransferSettings) throws {
         self.taskID = taskID
+        self.reserve = settings.stateReserve
         isUpload = record.kind == .upload
         if isUpload {
             let path = record.uploadFile ?? ""
@@ -66,16 +80,23 @@ final class Transfer {
             self.received = 0
         } else {
             let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw FerryError(.failed, "cannot open staging file \(stagingPath): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                let e = errno
+                throw TransferStartFailure(errno: e, message: "cannot open staging file \(stagingPath): \(String(cString: strerror(e)))")
+            }
             // Position at the planned offset; bytes beyond it are stale.
             if ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
                 let e = errno; close(fd)
-                throw FerryError(.failed, "cannot prepare staging file: \(String(cString: strerror(e)))")
+                throw TransferStartFailure(errno: e, message: "cannot prepare staging file: \(String(cString: strerror(e)))")
             }
             self.fd = fd
             self.received = plan.offset
         }
         easy = curl_easy_init()
+        // A known length: claim the space now, so a full disk shows before a byte is fetched.
+        if !isUpload, let expected = record.expected, !reserveSpace(upTo: expected) {
+            throw TransferStartFailure(errno: writeErrno ?? ENOSPC, message: localMessage ?? "no space left")
+        }
         configure(plan: plan, settings: settings)
         if let credential {
             ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 3)   // CURLAUTH_BASIC | CURLAUTH_DIGEST (casts in curl.h do not import)
@@ -106,7 +127,32 @@ final class Transfer {
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
         pending.deallocate()
-        close(fd)
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Checks the state disk's reserve for the bytes still to come and preallocates them
+    /// (FALLOC_FL_KEEP_SIZE: the file's size keeps saying how much was written).
+    /// False, with `writeErrno` ENOSPC and `localMessage` set, when they do not fit.
+    private func reserveSpace(upTo length: Int64) -> Bool {
+        let remaining = length - received
+        var vfs = statvfs()
+        if fstatvfs(fd, &vfs) == 0 {
+            let unit = Int64(vfs.f_frsize)
+            let available = Int64(vfs.f_bavail) * unit, total = Int64(vfs.f_blocks) * unit
+            guard reserve.allows(writing: remaining, available: available, total: total) else {
+                writeErrno = ENOSPC
+                localMessage = reserve.refusal(available: available, total: total)
+                return false
+            }
+        }
+        sinceSpaceCheck = 0
+        guard remaining > 0 else { return true }
+        if ferry_preallocate(fd, received, remaining) != 0, errno == ENOSPC {
+            writeErrno = ENOSPC
+            localMessage = "no space left for the download's \(remaining) remaining bytes on the disk holding Ferry's state folder"
+            return false
+        }
+        return true
     }
 
     private func configure(plan: TaskMachine.TransferPlan, settings: TransferSettings) {
@@ -182,12 +228,12 @@ final class Transfer {
                                                contentDisposition: header("Content-Disposition")) ?? .reject("no delegate")
         switch decision {
         case .append:
-            return true
+            return total.map { reserveSpace(upTo: $0) } ?? true
         case .restartFromZero:
             received = 0
             pendingCount = 0
             if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
-            return true
+            return total.map { reserveSpace(upTo: $0) } ?? true
         case .reject(let why):
             rejection = why
             return false
@@ -242,7 +288,10 @@ final class Transfer {
     func flush() -> Bool {
         guard !isUpload, pendingCount > 0, writeErrno == nil else { return writeErrno == nil }
         let ok = writeAll(UnsafeRawPointer(pending.baseAddress!), pendingCount)
+        sinceSpaceCheck += Int64(pendingCount)
         pendingCount = 0
+        // A body of unknown length: look at the reserve every few MiB (one statvfs).
+        if ok && sinceSpaceCheck >= 4 << 20 { return reserveSpace(upTo: received) }
         return ok
     }
 

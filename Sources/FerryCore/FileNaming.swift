@@ -103,12 +103,17 @@ public enum FileNaming {
     /// "name.ext", else "name (1).ext", "name (2).ext", … — the first that does not exist.
     public static func unique(_ name: String, exists: (String) -> Bool) -> String {
         if !exists(name) { return name }
-        let (stem, ext) = split(name)
         var n = 1
         while true {
-            let candidate = truncate("\(stem) (\(n))\(ext)")
+            let candidate = numbered(name, n)
             if !exists(candidate) { return candidate }
             n += 1
         }
+    }
+
+    /// "a.pdf", 2 → "a (2).pdf".
+    public static func numbered(_ name: String, _ n: Int) -> String {
+        let (stem, ext) = split(name)
+        return truncate("\(stem) (\(n))\(ext)")
     }
 }

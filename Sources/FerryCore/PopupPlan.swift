@@ -3,6 +3,8 @@ public struct PopupPlan: Sendable, Equatable {
     public enum Outcome: Sendable, Equatable {
         case completed(file: String)
         case failed(name: String, reason: String)
+        /// A finished download waits for disk space (its bytes are kept).
+        case noSpace(name: String)
     }
     public var summary: String
     public var body: String
@@ -25,6 +27,16 @@ public struct PopupPlan: Sendable, Equatable {
             plans.append(PopupPlan(summary: "Download failed", body: "\(failed[0].0): \(failed[0].1)", category: "transfer.error", file: nil))
         } else if failed.count > 1 {
             plans.append(PopupPlan(summary: "\(failed.count) downloads failed", body: failed.prefix(3).map(\.0).joined(separator: ", "),
+                                   category: "transfer.error", file: nil))
+        }
+        let waiting = outcomes.compactMap { if case .noSpace(let n) = $0 { return n } else { return nil } }
+        if waiting.count == 1 {
+            plans.append(PopupPlan(summary: "Not enough space to save \(waiting[0])",
+                                   body: "Free some space; the download continues where it stopped.",
+                                   category: "transfer.error", file: nil))
+        } else if waiting.count > 1 {
+            plans.append(PopupPlan(summary: "Not enough space to save \(waiting.count) downloads",
+                                   body: waiting.prefix(3).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
                                    category: "transfer.error", file: nil))
         }
         return plans

@@ -32,6 +32,10 @@ public struct TaskMachine: Sendable {
         case discardPartial
         /// Verify (checksum) and move the staging file to its destination.
         case finalize
+        /// Keep the finished bytes out of the user's way (checksum mismatch): never delivered.
+        case quarantine
+        /// Tell the user a file waits for disk space (the shell says so once per task).
+        case warnNoSpace
         case scheduleRetry(atMicroseconds: Int64)
         case emit(SessionEvent)
         /// Write the record to the store now (state changes; progress waits for a checkpoint).
@@ -58,6 +62,16 @@ public struct TaskMachine: Sendable {
         guard record.state == .queued || record.state == .waiting else { return [] }
         var actions: [Action] = []
         var offset = partialBytes
+        // Every byte of the entity is on disk already (a crash or a full destination stopped
+        // the task between the last byte and its final name): save it, fetch nothing.
+        if record.kind == .download, let expected = record.expected, expected > 0, partialBytes == expected {
+            record.received = expected
+            record.state = .running
+            record.reason = nil
+            record.retryAt = nil
+            record.updated = now
+            return [.persist, .finalize]
+        }
         // Resume only what we can validate; anything else restarts cleanly.
         if offset > 0 && record.resumeValidator == nil {
             actions.append(.discardPartial)
@@ -133,7 +147,7 @@ public struct TaskMachine: Sendable {
     /// instead of failing the task.
     public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
                                        now: Int64, random: Double, networkAvailable: Bool = true,
-                                       canChallenge: Bool = false) -> [Action] {
+                                       canChallenge: Bool = false, spaceRecheck: Int64 = 30_000_000) -> [Action] {
         guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
         record.updated = now
         if canChallenge, outcome.httpStatus == 401 {
@@ -177,8 +191,7 @@ public struct TaskMachine: Sendable {
                          retryAfter: outcome.retryAfterSeconds, reason: .retry,
                          backoff: backoff, deadline: resourceDeadline, now: now, random: random)
         case .diskFull(let message):
-            return retry(message: message, progressed: false, retryAfter: nil, reason: .space,
-                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+            return waitForSpace(message: message, recheck: spaceRecheck, now: now)
         case .rangeRejected(let message):
             // Start over from byte zero, at once; the validators go with the old bytes.
             record.etag = nil
@@ -234,9 +247,36 @@ public struct TaskMachine: Sendable {
                 .emit(.completed(error: nil, errorName: nil, resumable: false))]
     }
 
-    /// Verifying or moving the file failed (checksum mismatch, destination unwritable).
+    /// Verifying or moving the file failed (destination unwritable).
     public mutating func finalizeFailed(name: String, message: String, now: Int64) -> [Action] {
         fail(name: name, message: message, resumable: false, now: now)
+    }
+
+    /// The finished bytes do not match the checksum the app gave: they go to quarantine,
+    /// never to the destination; removing or retrying the task discards them.
+    public mutating func checksumMismatched(message: String, now: Int64) -> [Action] {
+        var actions = fail(name: "ChecksumMismatch", message: message, resumable: false, now: now)
+        actions.removeAll { $0 == .discardPartial }
+        return [.quarantine] + actions
+    }
+
+    /// The destination's disk is full: every byte stays in staging and the task waits for space.
+    public mutating func finalizeNeedsSpace(message: String, recheck: Int64 = 30_000_000, now: Int64) -> [Action] {
+        guard record.state == .running else { return [] }
+        return waitForSpace(message: message, recheck: recheck, now: now)
+    }
+
+    /// A full disk is no reason to give up a task or its bytes: wait, and look again after
+    /// `recheck` µs, doubling up to ten times that (30 s … 5 min by default); `Resume` tries at once.
+    private mutating func waitForSpace(message: String, recheck: Int64, now: Int64) -> [Action] {
+        record.attempts += 1
+        let delay = min(recheck << Int64(min(record.attempts - 1, 8)), recheck * 10)
+        record.state = .waiting
+        record.reason = .space
+        record.error = message
+        record.retryAt = now + delay
+        record.updated = now
+        return [.persist, .warnNoSpace, .scheduleRetry(atMicroseconds: now + delay)]
     }
 
     /// The network is back: tasks waiting for it go back into the queue.
@@ -323,8 +363,15 @@ public struct TaskMachine: Sendable {
     public mutating func resume(now: Int64) throws -> [Action] {
         switch record.state {
         case .paused, .failed:
+            // Quarantined bytes (a checksum mismatch) are never retried from.
+            let discard: [Action] = record.errorName == "ChecksumMismatch" ? [.discardPartial] : []
             record.state = .queued; record.updated = now
             record.error = nil; record.errorName = nil; record.attempts = 0
+            return discard + [.persist]
+        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network:
+            // The user says "try now" (space was freed, the cable is back): no waiting for a timer.
+            record.state = .queued; record.updated = now
+            record.reason = nil; record.retryAt = nil; record.attempts = 0
             return [.persist]
         case .queued, .running, .waiting: return []
         case .completed, .canceled:

@@ -8,13 +8,17 @@ public struct TransferOutcome: Sendable, Equatable {
     public var retryAfterSeconds: Int64?
     /// errno of a failed local write (disk full, …), when the shell aborted the write.
     public var localErrno: Int32?
+    /// The shell's own words for that local failure (e.g. which disk is full).
+    public var localMessage: String?
     /// Body bytes this attempt wrote.
     public var bytesThisAttempt: Int64
     /// The WWW-Authenticate header of a 401 answer.
     public var authenticate: String?
 
     public init(curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
-                localErrno: Int32? = nil, bytesThisAttempt: Int64 = 0, authenticate: String? = nil) {
+                localErrno: Int32? = nil, localMessage: String? = nil, bytesThisAttempt: Int64 = 0,
+                authenticate: String? = nil) {
+        self.localMessage = localMessage
         self.authenticate = authenticate
         self.curlCode = curlCode; self.curlMessage = curlMessage; self.httpStatus = httpStatus
         self.retryAfterSeconds = retryAfterSeconds; self.localErrno = localErrno
@@ -39,7 +43,9 @@ public enum FailureClassifier {
 
     public static func classify(_ o: TransferOutcome) -> FailureClass {
         if let e = o.localErrno {
-            if e == 28 /* ENOSPC */ || e == 122 /* EDQUOT */ { return .diskFull("no space left on the disk holding the download") }
+            if e == 28 /* ENOSPC */ || e == 122 /* EDQUOT */ {
+                return .diskFull(o.localMessage ?? "no space left on the disk holding the download")
+            }
             return .permanent(name: "Failed", message: "cannot write the download: \(describeErrno(e))")
         }
         if o.curlCode == 0 {

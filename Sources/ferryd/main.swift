@@ -34,6 +34,12 @@ struct FerryDaemon: ParsableCommand {
     var noPopups = false
     @Option(help: "Downloads ending within this many milliseconds share one popup.")
     var popupWindowMs: UInt32 = 1_000
+    @Option(help: "Seconds before a download waiting for disk space looks again (doubling up to ten times as long).")
+    var spaceRecheck: Double = 30
+    @Option(help: "MiB kept free on the state folder's disk (or 1 % of it, whichever is more) so the store can always commit.")
+    var stateReserveMb: Int64 = 64
+    @Option(help: "Percent of the state folder's disk kept free (when more than --state-reserve-mb).")
+    var stateReservePercent: Double = 1
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String = "info"
 
@@ -64,6 +70,8 @@ struct FerryDaemon: ParsableCommand {
         settings.transfer.caInfo = caFile
         settings.popups = !noPopups
         settings.popupWindowMilliseconds = popupWindowMs
+        settings.spaceRecheckMilliseconds = Int64(spaceRecheck * 1_000)
+        settings.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
 
         let loop = MainLoop()
         let agent = try Agent(settings: settings, logger: log)

@@ -18,6 +18,15 @@ final class Harness: @unchecked Sendable {
     private var nginx: Process?
     private(set) var faultPort = 0
     private(set) var nginxPort = 0
+    /// Small disks mounted inside `root` for this test.
+    private var mounts: [SmallDisk] = []
+
+    /// A tmpfs of `kilobytes` at `path` (inside root), kept until the harness ends.
+    func mountSmallDisk(_ path: String, kilobytes: Int) throws -> SmallDisk {
+        let disk = try SmallDisk(at: path, kilobytes: kilobytes)
+        mounts.append(disk)
+        return disk
+    }
 
     static var buildDirectory: String {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
@@ -50,6 +59,7 @@ final class Harness: @unchecked Sendable {
         for p in background + [agent, faultServer, nginx, notificationServer, dbus] {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
+        mounts.removeAll()   // unmount before the folder goes
         try? FileManager.default.removeItem(atPath: root)
     }
 
@@ -107,7 +117,9 @@ final class Harness: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.ferryd)
         p.arguments = ["--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
-                       "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug"] + extra
+                       "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug",
+                       // The test machine's disk may be nearly full: keep a small reserve only.
+                       "--state-reserve-mb", "1", "--state-reserve-percent", "0"] + extra
         p.environment = environment.merging(extraEnv) { $1 }
         let log = FileHandle(forWritingAtPath: root + "/agent.log") ?? {
             FileManager.default.createFile(atPath: root + "/agent.log", contents: nil)

@@ -164,6 +164,47 @@ private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, 
         #expect(m.record.reason == .space)
     }
 
+    @Test func diskFullRechecksBackOffAndResumeRetriesAtOnce() throws {
+        var m = machine()
+        let full = TransferOutcome(curlCode: 23, httpStatus: 200, localErrno: 28, localMessage: "state disk full")
+        _ = m.start(partialBytes: 0, now: 0)
+        let first = m.transferEnded(full, backoff: backoff, resourceDeadline: nil, now: 0, random: 0, spaceRecheck: 30)
+        #expect(first == [.persist, .warnNoSpace, .scheduleRetry(atMicroseconds: 30)])
+        #expect(m.record.error == "state disk full")
+        var delays: [Int64] = []
+        for now in [Int64(100), 200, 300, 400, 500, 600] {
+            _ = m.retryDue(now: now)
+            _ = m.start(partialBytes: 0, now: now)
+            _ = m.transferEnded(full, backoff: backoff, resourceDeadline: nil, now: now, random: 0, spaceRecheck: 30)
+            delays.append(m.record.retryAt! - now)
+        }
+        #expect(delays == [60, 120, 240, 300, 300, 300])   // doubling, capped at ten times the first
+        // No resource deadline: a full disk never fails the task.
+        #expect(m.record.state == .waiting && m.record.reason == .space)
+        #expect(try m.resume(now: 700) == [.persist])
+        #expect(m.record.state == .queued && m.record.retryAt == nil)
+    }
+
+    @Test func completeBytesAreSavedWithoutFetching() {
+        var m = machine(etag: "\"e\"", expected: 1_000)
+        #expect(m.start(partialBytes: 1_000, now: 1) == [.persist, .finalize])
+        #expect(m.record.state == .running && m.record.received == 1_000)
+        // The destination is full: wait, keeping every byte (no discardPartial).
+        let actions = m.finalizeNeedsSpace(message: "no space in /media/usb", recheck: 30, now: 2)
+        #expect(actions == [.persist, .warnNoSpace, .scheduleRetry(atMicroseconds: 32)])
+        #expect(m.record.state == .waiting && m.record.reason == .space)
+    }
+
+    @Test func checksumMismatchQuarantinesAndRetryDiscards() throws {
+        var m = machine(etag: "\"e\"", expected: 10)
+        _ = m.start(partialBytes: 10, now: 1)
+        let actions = m.checksumMismatched(message: "SHA-256 mismatch", now: 2)
+        #expect(actions.first == .quarantine)
+        #expect(!actions.contains(.discardPartial))
+        #expect(m.record.state == .failed && m.record.errorName == "ChecksumMismatch")
+        #expect(try m.resume(now: 3) == [.discardPartial, .persist])
+    }
+
     @Test func pauseStopsRunningTransferAndResumeRequeues() throws {
         var m = machine()
         _ = m.start(partialBytes: 0, now: 0)

@@ -39,6 +39,10 @@ int ferry_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
 gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data);
 const GVariantType *ferry_variant_type(const char *type_string);
 
+// Linux (a macro-guarded declaration under _GNU_SOURCE)
+/// fallocate(FALLOC_FL_KEEP_SIZE): claims disk blocks without changing the file's size.
+int ferry_preallocate(int fd, int64_t offset, int64_t length);
+
 /// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
 const char *ferry_agent_interface_xml(void);
 

@@ -1,0 +1,29 @@
+/// How much of the state folder's disk the agent keeps free for itself: staging a download
+/// must never fill the disk that holds the store, or no state change could be committed.
+public struct SpaceReserve: Sendable, Equatable {
+    /// At least this much stays free…
+    public var minimumBytes: Int64
+    /// …or this fraction of the disk, whichever is more.
+    public var fraction: Double
+
+    public init(minimumBytes: Int64 = 64 << 20, fraction: Double = 0.01) {
+        self.minimumBytes = minimumBytes; self.fraction = fraction
+    }
+
+    public func reserve(totalBytes: Int64) -> Int64 { max(minimumBytes, Int64(Double(totalBytes) * fraction)) }
+
+    /// May `bytes` more be written to a disk with `available` of `total` bytes free?
+    public func allows(writing bytes: Int64, available: Int64, total: Int64) -> Bool {
+        available - max(bytes, 0) >= reserve(totalBytes: total)
+    }
+
+    /// Why staging stops, for the task's `error`.
+    public func refusal(available: Int64, total: Int64) -> String {
+        "the disk holding Ferry's state folder is nearly full: \(Self.mebibytes(available)) free, "
+            + "\(Self.mebibytes(reserve(totalBytes: total))) are kept free for the agent's records"
+    }
+
+    static func mebibytes(_ bytes: Int64) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
+    }
+}
