@@ -98,7 +98,7 @@ public final class Agent {
         notifier.onActivated = { [weak self] in self?.resetBadge() }
         onLauncherChanged()   // docks want the current state from a (re)started agent
         network.onChange = { [weak self] up in self?.networkChanged(up) }
-        if network.available { networkChanged(true) }   // tasks that waited for it before a restart
+        networkChanged(network.available)   // tasks that waited for it before a restart try again
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         armRetryTimer()
         scheduleSoon()
@@ -249,7 +249,7 @@ public final class Agent {
             _ = m.progressed(received: t.received, now: MainLoop.now)
             return m.transferEnded(outcome, backoff: settings.backoff, resourceDeadline: deadline(m.record),
                                    now: MainLoop.now, random: Double.random(in: 0..<1),
-                                   networkAvailable: network.available,
+                                   networkAvailable: network.available || DownloadURL.isLoopback(host: m.record.host),
                                    canChallenge: sessionConfig(m.record.session).keepEvents,
                                    spaceRecheck: spaceRecheck)
         }
@@ -350,8 +350,10 @@ public final class Agent {
         MainLoop.idle { [weak self] in self?.schedule() }
     }
 
+    /// Any change (a route, an interface, a LAN) may make a waiting task's server reachable:
+    /// they all try again at once, from their partial bytes.
     private func networkChanged(_ up: Bool) {
-        guard up else { log.info("network gone"); return }
+        log.info(up ? "network available" : "network changed; no default route")
         for r in (try? store.waitingForNetwork()) ?? [] {
             _ = try? withMachine(r.id) { $0.networkReturned(now: MainLoop.now) }
         }
@@ -360,7 +362,9 @@ public final class Agent {
 
     private func schedule() {
         scheduleQueued = false
-        guard scheduler.freeSlots > 0, network.available else { return }
+        // No gate on the network monitor: "no default route" is not "unreachable" (a LAN, a
+        // lab network, loopback). Attempts that cannot reach their server wait for the network.
+        guard scheduler.freeSlots > 0 else { return }
         var plan = scheduler
         let next: [TaskRecord]
         do {

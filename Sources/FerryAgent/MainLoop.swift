@@ -32,7 +32,14 @@ public final class MainLoop {
         return g_timeout_add_full(G_PRIORITY_DEFAULT, milliseconds, sourceFn, box, release)
     }
 
-    /// Runs once on the next loop iteration.
+    /// Runs `body` once on the thread that runs `context` (callable from any thread).
+    public static func invoke(in context: OpaquePointer, _ body: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(Callback { body(); return false }).toOpaque()
+        g_main_context_invoke_full(context, G_PRIORITY_DEFAULT, sourceFn, box, release)
+    }
+
+    /// Runs once on the next loop iteration (callable from any thread: results of worker
+    /// threads come back to the agent's loop this way).
     public static func idle(_ body: @escaping () -> Void) {
         let box = Unmanaged.passRetained(Callback { body(); return false }).toOpaque()
         g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, sourceFn, box, release)

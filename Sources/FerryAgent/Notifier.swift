@@ -10,6 +10,8 @@ import Foundation
 /// "Download complete!" popups through libnotify (freedesktop notifications).
 /// Downloads that end within one window share a popup. With no notification server the
 /// agent logs that once and carries on.
+/// `post` and the coalescing run on the agent's loop; every libnotify call runs on the
+/// popup thread (`show`, `closed`, `invoked`), and what a click means goes back to the loop.
 final class Notifier {
     let log: Logger
     var enabled = true
@@ -18,6 +20,8 @@ final class Notifier {
     var onActivated: () -> Void = {}
     private var pending: [PopupPlan.Outcome] = []
     private var timer: UInt32 = 0
+    private let thread = PopupThread()
+    // Popup thread only:
     private var serverMissingLogged = false
     /// Shown popups, kept alive until closed or their actions are lost.
     private var live: [UnsafeMutableRawPointer: ActionBox] = [:]
@@ -33,7 +37,7 @@ final class Notifier {
 
     init(logger: Logger) {
         log = logger
-        notify_init("Ferry")
+        thread.async { notify_init("Ferry") }
     }
 
     func post(_ outcome: PopupPlan.Outcome) {
@@ -51,10 +55,12 @@ final class Notifier {
     private func flush() {
         let outcomes = pending
         pending.removeAll()
-        for plan in PopupPlan.plan(outcomes) { show(plan) }
+        // A file an app takes over (moved away during its callback) cannot be opened from here later.
+        let plans = PopupPlan.plan(outcomes).map { plan -> (PopupPlan, String?) in (plan, plan.file.flatMap { appOwned($0) ? nil : $0 }) }
+        thread.async { [self] in for (plan, file) in plans { show(plan, file: file) } }
     }
 
-    private func show(_ plan: PopupPlan) {
+    private func show(_ plan: PopupPlan, file: String?) {
         guard let n = notify_notification_new(plan.summary, plan.body, "folder-download") else { return }
         let raw = UnsafeMutableRawPointer(n)
         notify_notification_set_category(n, plan.category)
@@ -62,8 +68,6 @@ final class Notifier {
         if plan.category == "transfer.complete" {
             notify_notification_set_hint(n, "sound-name", g_variant_new_string("complete-download"))
         }
-        // A file an app takes over (moved away during its callback) cannot be opened from here later.
-        let file = plan.file.flatMap { appOwned($0) ? nil : $0 }
         let box = ActionBox(self, file)
         let user = Unmanaged.passUnretained(box).toOpaque()
         let action: NotifyActionCallback = { n, action, user in
@@ -100,12 +104,15 @@ final class Notifier {
     }
 
     private func invoked(action: String, file: String?) {
-        onActivated()
-        guard let file else { return }
-        switch action {
-        case "default", "open": Opener.open(file, log: log)
-        case "show": Opener.showInFolder(file, log: log)
-        default: break
+        let log = self.log
+        MainLoop.idle { [weak self] in
+            self?.onActivated()
+            guard let file else { return }
+            switch action {
+            case "default", "open": Opener.open(file, log: log)
+            case "show": Opener.showInFolder(file, log: log)
+            default: break
+            }
         }
     }
 }
@@ -114,19 +121,32 @@ final class Notifier {
 enum Opener {
     static func open(_ path: String, log: Logger) { spawn(["xdg-open", path], log: log) }
 
+    /// Asks the file manager (FileManager1.ShowItems) without waiting for it; when none
+    /// answers, the folder opens with xdg-open.
     static func showInFolder(_ path: String, log: Logger) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let fallback = FallbackBox { spawn(["xdg-open", folder], log: log) }
+        guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { fallback.run(); return }   // the agent's own, cached
+        defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
         let uri = "file://" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)
         let args = Value.tuple([.strings([uri]), .string("")]).makeGVariant()
-        var error: UnsafeMutablePointer<GError>?
-        let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil)
-        let reply = bus.flatMap {
-            g_dbus_connection_call_sync($0, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
-                                        "org.freedesktop.FileManager1", "ShowItems", args, nil,
-                                        G_DBUS_CALL_FLAGS_NONE, 5_000, nil, &error)
-        }
-        if let reply { g_variant_unref(reply); return }
-        g_clear_error(&error)
-        spawn(["xdg-open", (path as NSString).deletingLastPathComponent], log: log)
+        g_dbus_connection_call(bus, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
+                               "org.freedesktop.FileManager1", "ShowItems", args, nil,
+                               G_DBUS_CALL_FLAGS_NONE, 5_000, nil, { source, result, user in
+            let fallback = Unmanaged<FallbackBox>.fromOpaque(user!).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
+                g_variant_unref(reply)
+            } else {
+                g_clear_error(&error)
+                fallback.run()
+            }
+        }, Unmanaged.passRetained(fallback).toOpaque())
+    }
+
+    private final class FallbackBox {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
     }
 
     static func spawn(_ argv: [String], log: Logger) {

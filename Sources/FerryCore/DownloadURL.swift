@@ -23,6 +23,12 @@ public enum DownloadURL {
         return host.lowercased()
     }
 
+    /// A host on this machine: reachable whatever the network monitor says about routes.
+    public static func isLoopback(host: String) -> Bool {
+        let h = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        return h == "localhost" || h.hasSuffix(".localhost") || h.hasPrefix("127.") || h == "::1"
+    }
+
     /// The URL without user:password, for logs and messages.
     public static func printable(_ string: String) -> String {
         guard var comps = URLComponents(string: string), comps.password != nil || comps.user != nil else {

@@ -142,7 +142,8 @@ public struct TaskMachine: Sendable {
     // MARK: - End of an attempt
 
     /// The attempt ended. `random` in 0..<1 feeds the jitter.
-    /// With `networkAvailable` false a transient failure waits for the network instead of a timer.
+    /// With `networkAvailable` false an attempt that never reached its server waits for the
+    /// network instead of a timer (other failures are retried: the host was reachable).
     /// With `canChallenge` (a client listens to the session), a 401 asks the app for credentials
     /// instead of failing the task.
     public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
@@ -180,7 +181,7 @@ public struct TaskMachine: Sendable {
             }
             actions.append(.finalize)
             return actions
-        case .transient(let message) where !networkAvailable:
+        case .transient(let message) where !networkAvailable && outcome.neverReachedServer:
             record.state = .waiting
             record.reason = .network
             record.error = message

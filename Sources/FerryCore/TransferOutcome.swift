@@ -26,6 +26,14 @@ public struct TransferOutcome: Sendable, Equatable {
     }
 }
 
+extension TransferOutcome {
+    /// The attempt never reached the server (no name resolution, no route, no connection):
+    /// with the network gone, that is a reason to wait for it rather than to count a retry.
+    public var neverReachedServer: Bool {
+        bytesThisAttempt == 0 && httpStatus == 0 && [5, 6, 7, 28].contains(curlCode)
+    }
+}
+
 /// What an outcome means for the task: the one place where curl codes and HTTP statuses
 /// are sorted into "try again" and "give up".
 public enum FailureClass: Sendable, Equatable {

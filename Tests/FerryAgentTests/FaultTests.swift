@@ -97,4 +97,42 @@ import Testing
         #expect(try h.serverLog().filter { $0.path == "/c.bin" }.allSatisfy { $0.range == nil })
         #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads).isEmpty)
     }
+
+    @Test(.enabled(if: Harness.canMakeNetworkNamespaces, "needs root to make a network namespace"))
+    func noDefaultRouteStillReachesTheServer() throws {
+        let h = try Harness()
+        try h.isolateNetwork()   // loopback only: the network monitor reports no network
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("lab.bin", size: 500_000)
+        let r = try h.ferry("download", h.faultURL("lab.bin"))
+        let lab = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stderr)")
+        try h.eventually("download from loopback completed") { try state(h, lab).0 == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/lab.bin")) == data)
+        // A server that cannot be reached says why instead of sitting in the queue.
+        let far = try h.ferry("download", "http://192.0.2.1:9/far.bin")
+        let id = try #require(Int64(far.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try h.eventually("unreachable task waits for the network") { try state(h, id) == ("waiting", "network") }
+        #expect(try h.show(id)["attempts"] as? Int == 0)
+    }
+
+    @Test func hungNotificationServerNeverStallsTheAgent() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startNotificationServer(hanging: true)
+        try h.startAgent(["--popup-window-ms", "50"])
+        try h.makeFile("one.bin", size: 1_000)
+        #expect(try h.ferry("download", h.faultURL("one.bin"), "--wait").status == 0)
+        // The popup's Notify call is now outstanding and will never be answered (libnotify
+        // waits 25 s for it). The API answers meanwhile, well within a 2 s client timeout…
+        try h.eventually("the popup reached the server") { try !h.popups().isEmpty }
+        let c = try h.client()
+        c.timeoutMilliseconds = 2_000
+        for _ in 0..<20 { #expect(try c.call("GetStatus").first?.dictValue?["version"] != nil) }
+        // …and transfers go on.
+        try h.makeFile("two.bin", size: 1_000)
+        let r = try h.ferry("download", h.faultURL("two.bin"))
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try h.eventually("second download completed", timeout: 10) { try state(h, id).0 == "completed" }
+    }
 }

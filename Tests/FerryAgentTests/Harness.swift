@@ -18,6 +18,45 @@ final class Harness: @unchecked Sendable {
     private var nginx: Process?
     private(set) var faultPort = 0
     private(set) var nginxPort = 0
+    /// A network namespace the servers and the agent run in (see `isolateNetwork`).
+    private(set) var netns: String?
+
+    /// Whether tests may make network namespaces here (root, iproute2, not refused).
+    static let canMakeNetworkNamespaces: Bool = {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") else { return false }
+        let name = "ferry-probe-\(getpid())"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        p.arguments = ["netns", "add", name]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { return false }
+        let d = Process()
+        d.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        d.arguments = ["netns", "del", name]
+        try? d.run()
+        d.waitUntilExit()
+        return true
+    }()
+
+    /// From now on the servers and the agent run in a new network namespace with only
+    /// loopback up: no default route (an offline LAN, a lab, a sandbox). Call before starting them.
+    func isolateNetwork() throws {
+        let name = "ferry-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        for args in [["netns", "add", name], ["netns", "exec", name, "ip", "link", "set", "lo", "up"]] {
+            let r = try run("/usr/sbin/ip", args)
+            guard r.status == 0 else { throw FerryError(.failed, "ip \(args.joined(separator: " ")): \(r.stderr)") }
+        }
+        netns = name
+    }
+
+    /// The executable and arguments, run inside the namespace when there is one.
+    func inNamespace(_ exe: String, _ args: [String]) -> (String, [String]) {
+        guard let netns else { return (exe, args) }
+        return ("/usr/sbin/ip", ["netns", "exec", netns, exe] + args)
+    }
+
     /// Small disks mounted inside `root` for this test.
     private var mounts: [SmallDisk] = []
 
@@ -60,6 +99,7 @@ final class Harness: @unchecked Sendable {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
         mounts.removeAll()   // unmount before the folder goes
+        if let netns { _ = try? run("/usr/sbin/ip", ["netns", "del", netns]) }
         try? FileManager.default.removeItem(atPath: root)
     }
 
@@ -115,11 +155,14 @@ final class Harness: @unchecked Sendable {
     /// Starts ferryd and waits until it owns its name on the bus.
     func startAgent(_ extra: [String] = [], environment extraEnv: [String: String] = [:]) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.ferryd)
-        p.arguments = ["--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
-                       "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug",
-                       // The test machine's disk may be nearly full: keep a small reserve only.
-                       "--state-reserve-mb", "1", "--state-reserve-percent", "0"] + extra
+        // ip netns exec execs the agent: the pid stays the agent's.
+        let (exe, args) = inNamespace(Self.ferryd, [
+            "--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
+            "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug",
+            // The test machine's disk may be nearly full: keep a small reserve only.
+            "--state-reserve-mb", "1", "--state-reserve-percent", "0"] + extra)
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
         p.environment = environment.merging(extraEnv) { $1 }
         let log = FileHandle(forWritingAtPath: root + "/agent.log") ?? {
             FileManager.default.createFile(atPath: root + "/agent.log", contents: nil)
@@ -150,8 +193,9 @@ final class Harness: @unchecked Sendable {
 
     func startFaultServer() throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [Self.packageRoot + "/Tests/Support/faultserver.py", "--root", www]
+        let (exe, args) = inNamespace("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/faultserver.py", "--root", www])
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -191,10 +235,11 @@ final class Harness: @unchecked Sendable {
         return p
     }
 
-    func startNotificationServer() throws {
+    /// With `hanging`, the server records Notify calls and never answers them.
+    func startNotificationServer(hanging: Bool = false) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [Self.packageRoot + "/Tests/Support/notification-server.py", notificationsFile]
+        p.arguments = [Self.packageRoot + "/Tests/Support/notification-server.py", notificationsFile] + (hanging ? ["--hang"] : [])
         p.environment = environment
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try p.run()
@@ -311,12 +356,14 @@ final class Harness: @unchecked Sendable {
     }
 
     func serverLog() throws -> [Request] {
-        let r = try run("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(faultPort)/_log"])
+        let (exe, args) = inNamespace("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(faultPort)/_log"])
+        let r = try run(exe, args)
         return try JSONDecoder().decode([Request].self, from: Data(r.stdout.utf8))
     }
 
     func releaseHolds() throws {
-        _ = try run("/usr/bin/curl", ["-s", "-X", "POST", "http://127.0.0.1:\(faultPort)/_release"])
+        let (exe, args) = inNamespace("/usr/bin/curl", ["-s", "-X", "POST", "http://127.0.0.1:\(faultPort)/_release"])
+        _ = try run(exe, args)
     }
 
     /// A file of pseudo-random bytes in the web root.

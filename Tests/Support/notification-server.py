@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """A freedesktop notification server for tests: owns org.freedesktop.Notifications on the
 session bus, records every Notify call as a JSON line in the file given as argv[1], and lets
-a test click a popup: dev.ferry.Test.Invoke(u id, s action) emits ActionInvoked."""
+a test click a popup: dev.ferry.Test.Invoke(u id, s action) emits ActionInvoked.
+With --hang as argv[2] it records each Notify call and never answers it (a hung server)."""
 import json, sys
 import dbus, dbus.service, dbus.mainloop.glib
 from gi.repository import GLib
 
 RECORD = sys.argv[1]
+HANG = len(sys.argv) > 2 and sys.argv[2] == "--hang"
 
 def plain(v):
     if isinstance(v, (dbus.Boolean,)):
@@ -26,14 +28,16 @@ class Server(dbus.service.Object):
         super().__init__(bus, "/org/freedesktop/Notifications")
         self.next_id = 1
 
-    @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u")
-    def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout):
+    @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u",
+                         async_callbacks=("reply", "error"))
+    def Notify(self, app, replaces, icon, summary, body, actions, hints, timeout, reply, error):
         nid = self.next_id
         self.next_id += 1
         with open(RECORD, "a") as f:
             f.write(json.dumps({"id": nid, "app": str(app), "summary": str(summary), "body": str(body),
                                 "icon": str(icon), "actions": plain(actions), "hints": plain(hints)}) + "\n")
-        return nid
+        if not HANG:
+            reply(nid)
 
     @dbus.service.method("org.freedesktop.Notifications", in_signature="", out_signature="as")
     def GetCapabilities(self):
