@@ -47,7 +47,7 @@ extension Agent {
             }
         case .launch:
             do {
-                let pid = try Launcher.launch(config.launchCommand, session: session) { [weak self] status in
+                let pid = try Launcher.launch(config.launchCommand, session: session, log: log) { [weak self] status in
                     self?.launchedAppExited(session: session, status: status)
                 }
                 policy.launched(now: now)

@@ -8,7 +8,8 @@ import Logging
 /// desktop/dev.ferry.Agent1.xml. GDBus checks every call's signature against that XML, so a
 /// malformed call is refused before it reaches the agent (org.freedesktop.DBus.Error.InvalidArgs).
 public final class BusService {
-    public enum Outcome { case acquired, nameTaken, noBus }
+    /// `busClosed`: the bus went away under a running agent (the desktop session ended).
+    public enum Outcome { case acquired, nameTaken, noBus, busClosed }
 
     let agent: Agent
     let log: Logger
@@ -47,12 +48,15 @@ public final class BusService {
     }
 
     public func flush() {
-        if let c = connection { g_dbus_connection_flush_sync(c, nil, nil) }
+        if let c = connection, g_dbus_connection_is_closed(c) == 0 { g_dbus_connection_flush_sync(c, nil, nil) }
     }
 
     private static let busAcquired: GBusAcquiredCallback = { conn, _, user in
         let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
+        g_object_ref(UnsafeMutableRawPointer(conn))   // kept valid after the bus goes (flush checks it)
         me.connection = conn
+        // GLib would raise SIGTERM when the bus closes; the agent says why and saves state itself.
+        g_dbus_connection_set_exit_on_close(conn, 0)
         me.register(conn!)
     }
     private static let nameAcquired: GBusNameAcquiredCallback = { _, _, user in
@@ -60,7 +64,12 @@ public final class BusService {
     }
     private static let nameLost: GBusNameLostCallback = { conn, _, user in
         let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-        me.onOutcome(conn == nil ? .noBus : .nameTaken)
+        // GLib passes no connection both when there never was a bus and when it closed.
+        if conn == nil || g_dbus_connection_is_closed(conn) != 0 {
+            me.onOutcome(me.connection == nil ? .noBus : .busClosed)
+        } else {
+            me.onOutcome(.nameTaken)
+        }
     }
 
     private func register(_ conn: OpaquePointer) {

@@ -1,6 +1,7 @@
 import CGLib
 import FerryCore
 import Glibc
+import Logging
 
 /// Starts an app so that it can take its session's events (iOS relaunches the app and calls
 /// handleEventsForBackgroundURLSession). The app finds its session identifier in
@@ -15,11 +16,12 @@ enum Launcher {
 
     /// Launches `command` (argv, or one desktop entry id/path ending in ".desktop") and calls
     /// `exited` with the wait status when the process ends. Returns the pid.
-    static func launch(_ command: [String], session: String, exited: @escaping (Int32) -> Void) throws -> Int32 {
+    static func launch(_ command: [String], session: String, log: Logger, exited: @escaping (Int32) -> Void) throws -> Int32 {
         guard let first = command.first else { throw FerryError(.invalidArgument, "empty launch command") }
         let pid = command.count == 1 && first.hasSuffix(".desktop")
-            ? try launchDesktopEntry(first, session: session)
-            : try spawn(command, session: session)
+            ? try launchDesktopEntry(first, session: session, log: log)
+            : try AppSpawner.spawn(command, environment: [environmentKey: session],
+                                   workingDirectory: String(cString: g_get_home_dir()), reap: false, log: log)
         let box = Unmanaged.passRetained(ExitBox(exited)).toOpaque()
         g_child_watch_add_full(G_PRIORITY_DEFAULT, pid, { _, status, user in
             Unmanaged<ExitBox>.fromOpaque(user!).takeUnretainedValue().body(status)
@@ -27,26 +29,9 @@ enum Launcher {
         return pid
     }
 
-    private static func spawn(_ command: [String], session: String) throws -> Int32 {
-        var env = g_get_environ()
-        env = g_environ_setenv(env, environmentKey, session, 1)
-        defer { g_strfreev(env) }
-        var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: GPid = 0
-        var error: UnsafeMutablePointer<GError>?
-        let flags = GSpawnFlags(rawValue: G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_DO_NOT_REAP_CHILD.rawValue
-                                | G_SPAWN_STDIN_FROM_DEV_NULL.rawValue)
-        let home = g_get_home_dir()
-        guard g_spawn_async(home, &argv, env, flags, nil, nil, &pid, &error) != 0 else {
-            throw failure("cannot start \(command[0])", error)
-        }
-        return pid
-    }
-
     private final class PidBox { var pid: GPid = 0 }
 
-    private static func launchDesktopEntry(_ entry: String, session: String) throws -> Int32 {
+    private static func launchDesktopEntry(_ entry: String, session: String, log: Logger) throws -> Int32 {
         let info = entry.hasPrefix("/") ? g_desktop_app_info_new_from_filename(entry) : g_desktop_app_info_new(entry)
         guard let info else { throw FerryError(.failed, "no desktop entry \(entry)") }
         defer { g_object_unref(UnsafeMutableRawPointer(info)) }
@@ -57,10 +42,11 @@ enum Launcher {
         var error: UnsafeMutablePointer<GError>?
         let ok = g_desktop_app_info_launch_uris_as_manager(
             info, nil, context, GSpawnFlags(rawValue: G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_DO_NOT_REAP_CHILD.rawValue),
-            nil, nil, { _, pid, user in
+            AppSpawner.childSetup, nil, { _, pid, user in
                 Unmanaged<PidBox>.fromOpaque(user!).takeUnretainedValue().pid = pid
             }, Unmanaged.passUnretained(box).toOpaque(), &error)
         guard ok != 0, box.pid > 0 else { throw failure("cannot launch \(entry)", error) }
+        AppSpawner.moveToOwnScope(pid: box.pid, name: String(entry.dropLast(".desktop".count)), log: log)
         return box.pid
     }
 

@@ -150,13 +150,6 @@ enum Opener {
     }
 
     static func spawn(_ argv: [String], log: Logger) {
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var error: UnsafeMutablePointer<GError>?
-        let flags = GSpawnFlags(G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_STDOUT_TO_DEV_NULL.rawValue)
-        if g_spawn_async(nil, &cargs, nil, flags, nil, nil, nil, &error) == 0 {
-            log.warning("cannot run \(argv[0]): \(error.map { String(cString: $0.pointee.message) } ?? "?")")
-            g_clear_error(&error)
-        }
+        do { _ = try AppSpawner.spawn(argv, log: log) } catch { log.warning("\(error)") }
     }
 }

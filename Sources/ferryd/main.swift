@@ -92,6 +92,9 @@ struct FerryDaemon: ParsableCommand {
                 log.error("another agent owns dev.ferry.Agent1 (or this one was replaced); use --replace to take over")
                 exitCode = 1
                 loop.quit()
+            case .busClosed:
+                log.notice("the D-Bus session bus closed (the desktop session ended): saving state and exiting")
+                loop.quit()
             case .noBus:
                 log.error("no D-Bus session bus: start ferryd inside a desktop session, or under dbus-run-session")
                 exitCode = 1

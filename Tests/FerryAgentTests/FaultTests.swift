@@ -135,4 +135,68 @@ import Testing
         let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         try h.eventually("second download completed", timeout: 10) { try state(h, id).0 == "completed" }
     }
+
+    @Test func anAppOpenedFromAPopupOutlivesTheAgent() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        let units = h.root + "/units.jsonl"
+        try h.spawn("/usr/bin/python3", [Harness.packageRoot + "/Tests/Support/systemd-manager.py", units], output: "/dev/null")
+        #expect(try h.run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.systemd1"]).status == 0)
+        // A PDF viewer that stays open (as a real one does) and says who it is.
+        let (env, _) = try h.pdfOpenerDesktop()
+        let pids = h.root + "/viewer.pids"
+        let viewer = h.root + "/viewer.sh"
+        try "#!/bin/sh\necho $$ >> \(pids)\nexec tail -f /dev/null\n".write(toFile: viewer, atomically: true, encoding: .utf8)
+        chmod(viewer, 0o755)
+        try "[Desktop Entry]\nType=Application\nName=Viewer\nExec=\(viewer) %f\nMimeType=application/pdf;\n"
+            .write(toFile: h.root + "/home/.local/share/applications/recorder.desktop", atomically: true, encoding: .utf8)
+        try h.startAgent(["--popup-window-ms", "50"], environment: env)
+        try Data("%PDF-1.4\n%test\n".utf8).write(to: URL(fileURLWithPath: h.www + "/paper.pdf"))
+        #expect(try h.ferry("download", h.faultURL("paper.pdf"), "--wait").status == 0)
+        try h.eventually("a popup") { try !h.popups().isEmpty }
+        _ = try h.client().callRaw(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                                   interface: "dev.ferry.Test", method: "Invoke", args: [.uint32(UInt32(try h.popups()[0].id)), .string("default")])
+        var pid: pid_t = 0
+        try h.eventually("the viewer runs") {
+            pid = pid_t((try? String(contentsOfFile: pids, encoding: .utf8))?.split(separator: "\n").first ?? "") ?? 0
+            return pid > 0
+        }
+        defer { kill(pid, SIGKILL) }
+        // The agent was asked for a scope of the viewer's own (systemd would move it out of ferryd's cgroup).
+        try h.eventually("a transient scope was asked for") { FileManager.default.fileExists(atPath: units) }
+        let unit = try #require(try String(contentsOfFile: units, encoding: .utf8).split(separator: "\n").first)
+        #expect(unit.contains("\"name\": \"app-ferry-xdg_open-"), "\(unit)")
+        #expect(unit.contains("\"PIDs\": ["))
+        // What a service manager or a crash does to the agent's process group: the viewer stays.
+        let agent = try #require(h.agent)
+        #expect(getpgid(agent.processIdentifier) == agent.processIdentifier)
+        #expect(getsid(pid) != getsid(agent.processIdentifier), "the viewer shares the agent's session")
+        #expect(getpgid(pid) != agent.processIdentifier, "the viewer is in the agent's process group")
+        kill(-agent.processIdentifier, SIGKILL)
+        agent.waitUntilExit()
+        // Alive: not gone and not a zombie waiting to be reaped.
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let status = stat.split(separator: ")").last?.split(separator: " ").first
+        #expect(status != nil && status != "Z", "the viewer died with the agent: \(stat)")
+    }
+
+    @Test func busGoneSavesStateAndSaysWhy() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("b.bin", size: 400_000)
+        let r = try h.ferry("download", h.faultURL("b.bin", "hold=100000"))
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try h.eventually("transfer under way") { (try h.show(id)["received"] as? Int) == 100_000 }
+        h.stopBus()
+        let agent = try #require(h.agent)
+        agent.waitUntilExit()
+        #expect(agent.terminationReason == .exit)
+        #expect(h.agentLog.contains("the D-Bus session bus closed"), "\(h.agentLog)")
+        #expect(!h.agentLog.contains("no D-Bus session bus"))
+        #expect(!h.agentLog.contains("CRITICAL"))
+        // The bytes are kept for the next start.
+        #expect(stagingSize(h, id) == 100_000)
+    }
 }

@@ -183,6 +183,13 @@ final class Harness: @unchecked Sendable {
 
     var agentLog: String { (try? String(contentsOfFile: root + "/agent.log", encoding: .utf8)) ?? "" }
 
+    /// Ends the private bus, as the end of a desktop session does.
+    func stopBus() {
+        guard let dbus, dbus.isRunning else { return }
+        kill(dbus.processIdentifier, SIGKILL)
+        dbus.waitUntilExit()
+    }
+
     func killAgent(signal: Int32 = SIGKILL) {
         guard let agent, agent.isRunning else { return }
         kill(agent.processIdentifier, signal)

@@ -1,0 +1,62 @@
+import CGLib
+import FerryCore
+import Glibc
+import Logging
+
+/// The one way the agent starts the user's programs (relaunched apps, xdg-open): outside the
+/// agent. Each starts in a session of its own (setsid), so a signal to ferryd's process group
+/// or a terminal hang-up does not reach it, and, when a systemd user manager runs, in a
+/// transient scope of its own (`app-ferry-NAME-PID.scope`, as desktops do for the apps they
+/// launch), so `systemctl --user restart ferryd` does not kill the user's PDF viewer.
+enum AppSpawner {
+    /// Runs in the child between fork and exec.
+    static let childSetup: GSpawnChildSetupFunc = { _ in _ = setsid() }
+
+    /// Starts `argv`; with `reap` false the caller watches the child (g_child_watch_add).
+    static func spawn(_ argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil,
+                      reap: Bool = true, log: Logger) throws -> GPid {
+        var env = g_get_environ()
+        for (k, v) in environment { env = g_environ_setenv(env, k, v, 1) }
+        defer { g_strfreev(env) }
+        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var pid: GPid = 0
+        var error: UnsafeMutablePointer<GError>?
+        var flags = G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_STDIN_FROM_DEV_NULL.rawValue
+        if !reap { flags |= G_SPAWN_DO_NOT_REAP_CHILD.rawValue }
+        guard g_spawn_async(workingDirectory, &cargs, env, GSpawnFlags(rawValue: flags), childSetup, nil, &pid, &error) != 0 else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            g_clear_error(&error)
+            throw FerryError(.failed, "cannot start \(argv.first ?? "?"): \(message)")
+        }
+        moveToOwnScope(pid: pid, name: argv.first ?? "app", log: log)
+        return pid
+    }
+
+    /// Asks systemd (asynchronously; nothing waits) to put `pid` in a scope of its own.
+    /// Without a systemd user manager on the bus the call fails quietly: setsid is all there is.
+    static func moveToOwnScope(pid: GPid, name: String, log: Logger) {
+        guard pid > 0, let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return }
+        defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
+        let unit = "app-ferry-\(unitNamePart(name))-\(pid).scope"
+        let text = "('\(unit)', 'fail', [('PIDs', <[uint32 \(pid)]>), ('CollectMode', <'inactive-or-failed'>)], @a(sa(sv)) [])"
+        guard let args = g_variant_parse(nil, text, nil, nil, nil) else { return }
+        g_dbus_connection_call(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                               "org.freedesktop.systemd1.Manager", "StartTransientUnit", args, nil,
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 5_000, nil, { source, result, _ in
+            var error: UnsafeMutablePointer<GError>?
+            if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) { g_variant_unref(reply) }
+            g_clear_error(&error)
+        }, nil)
+        log.debug("asked systemd for \(unit)")
+    }
+
+    /// "/usr/bin/xdg-open" → "xdg_open": ASCII letters, digits and _ only (no unit-name escaping needed).
+    static func unitNamePart(_ path: String) -> String {
+        let base = path.split(separator: "/").last.map(String.init) ?? "app"
+        let cleaned = String(base.unicodeScalars.prefix(64).map { s -> Character in
+            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s)) ? Character(s) : "_"
+        })
+        return cleaned.isEmpty ? "app" : cleaned
+    }
+}
