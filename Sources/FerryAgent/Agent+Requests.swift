@@ -67,6 +67,7 @@ extension Agent {
             }
         }
         let saved = try store.insert(records)
+        CrashPoint.reached(.requestCommitted)
         for r in saved { onTaskChanged(r.id, r.state) }
         scheduleSoon()
         return saved.map(\.id)
@@ -156,6 +157,7 @@ extension Agent {
             r.method = m == "PUT" ? nil : m
         }
         let saved = try store.insert([r])[0]
+        CrashPoint.reached(.requestCommitted)
         onTaskChanged(saved.id, saved.state)
         scheduleSoon()
         return saved.id
@@ -176,6 +178,7 @@ extension Agent {
             }
         }
         let saved = try store.insert([r])[0]
+        CrashPoint.reached(.requestCommitted)
         // Adopt the old task's staging bytes; the machine validates them with If-Range.
         if r.received > 0 { rename(stagingPath(data.task), stagingPath(saved.id)) }
         onTaskChanged(saved.id, saved.state)
@@ -238,6 +241,7 @@ extension Agent {
         let dropped = q.acknowledge(upTo: seq)
         queues[session] = q
         if !dropped.isEmpty { try store.deleteEvents(session: session, upTo: seq) }
+        CrashPoint.reached(.acknowledged)
     }
 
     func status() throws -> [String: Value] {

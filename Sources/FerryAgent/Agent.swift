@@ -90,6 +90,7 @@ public final class Agent {
 
     /// Restores state after a start (or a crash) and starts whatever may run.
     public func start() throws {
+        removeLeftoversOfCompletedTasks()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
@@ -108,6 +109,17 @@ public final class Agent {
             guard let self else { return false }
             for id in self.queues.keys { self.considerLaunch(id) }
             return false
+        }
+    }
+
+    /// A crash after a completion was committed leaves its staging name (and a copy's hidden
+    /// second name next to the file): the file itself is in place, these go.
+    private func removeLeftoversOfCompletedTasks() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory)) ?? []
+        for name in names where name.hasSuffix(".part") {
+            guard let id = Int64(name.dropLast(5)), let r = try? store.task(id), r.state == .completed else { continue }
+            unlink(stagingPath(id))
+            if let file = r.file { unlink(Finalizer.copyName(directory: (file as NSString).deletingLastPathComponent, task: id)) }
         }
     }
 
@@ -153,7 +165,17 @@ public final class Agent {
         return record
     }
 
+    /// Carries out one event's actions; what they write to the store commits in one transaction.
     func perform(_ actions: [TaskMachine.Action], id: Int64) {
+        do {
+            try store.batch { performActions(actions, id: id) }
+        } catch {
+            log.error("cannot save task \(id): \(error)")
+        }
+        if actions.contains(.persist), machines[id]?.record.state == .completed { CrashPoint.reached(.completionCommitted) }
+    }
+
+    private func performActions(_ actions: [TaskMachine.Action], id: Int64) {
         for action in actions {
             guard let m = machines[id] else { return }
             switch action {
@@ -204,6 +226,7 @@ public final class Agent {
             scheduler.started(host: r.host, session: r.session)
             launcherProgressChanged()
             curl.add(t.easy)
+            CrashPoint.reached(.transferStarted)
             log.debug("task \(r.id): starting at byte \(plan.offset)")
         } catch {
             // CURLE_WRITE_ERROR with the errno: ENOSPC waits for space, the rest fails clearly.
@@ -231,6 +254,7 @@ public final class Agent {
 
     private func transferDone(easy: UnsafeMutableRawPointer, code: Int) {
         guard let t = Transfer.from(easy: easy) else { return }
+        CrashPoint.reached(.transferEnded)
         curl.remove(easy)
         let id = t.taskID
         guard transfers.removeValue(forKey: id) != nil, let r = machines[id]?.record else { return }
@@ -272,15 +296,17 @@ public final class Agent {
         }
     }
 
-    private func finalized(_ id: Int64, _ result: Result<String, Error>) {
+    private func finalized(_ id: Int64, _ result: Result<Finalizer.Saved, Error>) {
         finalizing.remove(id)
         guard var m = machines[id] else { return }
         let now = MainLoop.now
         let actions: [TaskMachine.Action]
+        var cleanup: [String] = []
         switch result {
-        case .success(let path):
-            log.info("task \(id): complete: \(path)")
-            actions = m.finalized(file: path, now: now)
+        case .success(let saved):
+            log.info("task \(id): complete: \(saved.path)")
+            actions = m.finalized(file: saved.path, now: now)
+            cleanup = saved.cleanup
         case .failure(let f as Finalizer.Failure) where f.name == "NoSpace":
             log.warning("task \(id): waiting for space: \(f.message)")
             actions = m.finalizeNeedsSpace(message: f.message, recheck: spaceRecheck, now: now)
@@ -296,6 +322,8 @@ public final class Agent {
         }
         machines[id] = m
         perform(actions, id: id)
+        // Committed: the staging name (and a copy's hidden second name) are no longer needed.
+        if machines[id]?.record.state == .completed { for path in cleanup { unlink(path) } }
         if machines[id]?.record.state != .running { machines[id] = nil }
         scheduleSoon()
     }
@@ -452,6 +480,7 @@ public final class Agent {
     private func flushSignals() {
         for s in signalsPending {
             onEventsAvailable(s, queues[s]?.lastSeq ?? 0)
+            CrashPoint.reached(.eventEmitted)
             considerLaunch(s)
             checkInvalidation(s)
         }
@@ -468,6 +497,7 @@ extension Agent: TransferDelegate {
                                                   suggestedName: contentDisposition.flatMap(FileNaming.contentDispositionName))
         machines[t.taskID] = m
         perform(actions, id: t.taskID)
+        CrashPoint.reached(.responseBegan)
         return decision
     }
 

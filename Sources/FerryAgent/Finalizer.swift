@@ -9,8 +9,15 @@ import Glibc
 enum Finalizer {
     struct Failure: Error { var name: String; var message: String }
 
-    /// Returns the final path.
-    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String) throws -> String {
+    /// The final path, and the names the agent removes once the completion is committed
+    /// (until then they tell a restarted agent that the file was already linked into place).
+    struct Saved { var path: String; var cleanup: [String] }
+
+    /// The hidden copy next to the destination, for another file system (one name per task,
+    /// so a restarted agent finds its own).
+    static func copyName(directory: String, task: Int64) -> String { directory + "/.ferry-\(task).part" }
+
+    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String) throws -> Saved {
         if let expected = r.sha256 {
             let actual = try sha256(of: staging)
             guard actual == expected.lowercased() else {
@@ -30,26 +37,26 @@ enum Finalizer {
             throw Failure(name: "InvalidDestination", message: "destination folder \(directory) does not exist or is not writable")
         }
         fsyncFile(staging)
-        // link(2) refuses to replace an existing name: the no-overwrite rule holds even against races.
+        CrashPoint.reached(.fileSynced)
+        let copy = copyName(directory: directory, task: r.id)
         // A crash between link(2) and the commit left the file linked already: it is ours.
-        if let done = alreadyLinked(staging, directory: directory, name: name) {
-            unlink(staging)
-            return done
-        }
+        if let done = alreadyLinked(staging, directory: directory, name: name) { return Saved(path: done, cleanup: [staging]) }
+        if let done = alreadyLinked(copy, directory: directory, name: name) { return Saved(path: done, cleanup: [staging, copy]) }
+        // link(2) refuses to replace an existing name: the no-overwrite rule holds even against races.
         for _ in 0..<10_000 {
             let candidate = FileNaming.unique(name) { exists(directory + "/" + $0) }
             let target = directory + "/" + candidate
             if link(staging, target) == 0 {
                 fsyncFile(directory)   // the new name survives a power cut before the commit
-                unlink(staging)
-                return target
+                CrashPoint.reached(.linkedIntoPlace)
+                return Saved(path: target, cleanup: [staging])
             }
             switch errno {
             case EEXIST: continue
             case ENOSPC, EDQUOT:
                 throw noSpace(directory)
             case EXDEV, EPERM, ENOTSUP:
-                return try copyInto(target: target, from: staging)
+                return Saved(path: try copyInto(target: target, from: staging, via: copy), cleanup: [staging, copy])
             default:
                 throw Failure(name: "InvalidDestination", message: "cannot create \(target): \(String(cString: strerror(errno)))")
             }
@@ -80,7 +87,8 @@ enum Finalizer {
     }
 
     /// Another file system: copy to a hidden temporary next to the target, then link it in.
-    static func copyInto(target: String, from staging: String) throws -> String {
+    /// The temporary stays (a second name of the file) until the agent committed the completion.
+    static func copyInto(target: String, from staging: String, via tmp: String) throws -> String {
         let dir = (target as NSString).deletingLastPathComponent
         // Look before writing: a file that cannot fit is not copied half-way first.
         var st = stat(), vfs = statvfs()
@@ -88,9 +96,9 @@ enum Finalizer {
            Int64(vfs.f_bavail) * Int64(vfs.f_frsize) < Int64(st.st_size) {
             throw noSpace(dir)
         }
-        let tmp = dir + "/.ferry-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).part"
+        unlink(tmp)   // a copy a crash interrupted (never linked: alreadyLinked looked first)
         let src = open(staging, O_RDONLY | O_CLOEXEC)
-        let dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         defer { if src >= 0 { close(src) }; if dst >= 0 { close(dst) } }
         guard src >= 0, dst >= 0 else {
             if dst >= 0 { unlink(tmp) }
@@ -115,8 +123,8 @@ enum Finalizer {
             name = FileNaming.unique(name) { exists(dir + "/" + $0) }
             final = dir + "/" + name
         }
-        unlink(tmp)
-        unlink(staging)
+        fsyncFile(dir)
+        CrashPoint.reached(.linkedIntoPlace)
         return final
     }
 

@@ -6,7 +6,9 @@ import GRDB
 /// Every SQL statement of the agent lives in this file.
 final class Store {
     let path: String
-    private let db: DatabaseQueue
+    private let queue: DatabaseQueue
+    /// The connection of the open batch (see `batch`), used by every call until it commits.
+    private var openBatch: Database?
 
     init(path: String) throws {
         self.path = path
@@ -15,8 +17,30 @@ final class Store {
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        db = try DatabaseQueue(path: path, configuration: config)
-        try Self.migrator.migrate(db)
+        queue = try DatabaseQueue(path: path, configuration: config)
+        try Self.migrator.migrate(queue)
+    }
+
+    /// Runs `body` in one transaction: a task's new state and the events it emits commit
+    /// together or not at all (a crash between them would lose an event or repeat one).
+    /// Calls inside join the transaction; a nested batch is part of the outer one.
+    func batch<T>(_ body: () throws -> T) throws -> T {
+        if openBatch != nil { return try body() }
+        return try queue.write { db in
+            openBatch = db
+            defer { openBatch = nil }
+            return try body()
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        if let db = openBatch { return try body(db) }
+        return try queue.read(body)
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        if let db = openBatch { return try body(db) }
+        return try queue.write(body)
     }
 
     /// Versioned schema: add a migration, never edit a shipped one.
@@ -78,14 +102,14 @@ final class Store {
     // MARK: Sessions
 
     func session(_ identifier: String) throws -> SessionConfig? {
-        try db.read { db in
+        try read { db in
             try String.fetchOne(db, sql: "SELECT config FROM sessions WHERE identifier = ?", arguments: [identifier])
         }.flatMap { try? JSONDecoder().decode(SessionConfig.self, from: Data($0.utf8)) }
     }
 
     func saveSession(_ identifier: String, _ config: SessionConfig, now: Int64) throws {
         let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
-        try db.write { db in
+        try write { db in
             try db.execute(sql: """
                 INSERT INTO sessions(identifier, config, created) VALUES (?, ?, ?)
                 ON CONFLICT(identifier) DO UPDATE SET config = excluded.config
@@ -95,7 +119,7 @@ final class Store {
 
     /// Every session with its last sequence number and unacknowledged durable events.
     func loadEventQueues() throws -> [String: EventQueue] {
-        try db.read { db in
+        try read { db in
             var out: [String: EventQueue] = [:]
             let sessions = try Row.fetchAll(db, sql: "SELECT identifier, last_seq FROM sessions")
             for s in sessions {
@@ -114,7 +138,7 @@ final class Store {
 
     func appendEvent(session: String, _ e: QueuedEvent) throws {
         let json = String(decoding: try JSONEncoder().encode(e.event), as: UTF8.self)
-        try db.write { db in
+        try write { db in
             try db.execute(sql: "INSERT INTO events(session, seq, task, event) VALUES (?, ?, ?, ?)",
                            arguments: [session, Int64(e.seq), e.task, json])
             try db.execute(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?",
@@ -123,14 +147,14 @@ final class Store {
     }
 
     func setLastSeq(session: String, _ seq: UInt64) throws {
-        try db.write { db in
+        try write { db in
             try db.execute(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?",
                            arguments: [Int64(seq), session])
         }
     }
 
     func deleteEvents(session: String, upTo seq: UInt64) throws {
-        try db.write { db in
+        try write { db in
             try db.execute(sql: "DELETE FROM events WHERE session = ? AND seq <= ?", arguments: [session, Int64(seq)])
         }
     }
@@ -139,7 +163,7 @@ final class Store {
 
     /// Inserts all tasks in one transaction; returns them with their new ids.
     func insert(_ records: [TaskRecord]) throws -> [TaskRecord] {
-        try db.write { db in
+        try write { db in
             let stmt = try db.makeStatement(sql: """
                 INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                     directory, output, file, suggested_name, sha256, description, headers, error, error_name,
@@ -160,7 +184,7 @@ final class Store {
     func update(_ r: TaskRecord) throws {
         var args = Self.columns(r)
         _ = args.append(contentsOf: [r.id])
-        try db.write { db in
+        try write { db in
             try db.execute(sql: """
                 UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
@@ -172,11 +196,11 @@ final class Store {
     }
 
     func task(_ id: Int64) throws -> TaskRecord? {
-        try db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM tasks WHERE id = ?", arguments: [id]).map(Self.record) }
+        try read { db in try Row.fetchOne(db, sql: "SELECT * FROM tasks WHERE id = ?", arguments: [id]).map(Self.record) }
     }
 
     func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
-        try db.read { db in
+        try read { db in
             if let session {
                 return try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE session = ? AND id > ? ORDER BY id LIMIT ?",
                                         arguments: [session, afterID, limit]).map(Self.record)
@@ -193,7 +217,7 @@ final class Store {
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> Pick) throws -> [TaskRecord] {
         guard limit > 0 else { return [] }
-        return try db.read { db in
+        return try read { db in
             var out: [TaskRecord] = []
             var skipHosts = excludingHosts
             var after: Int64 = 0
@@ -222,19 +246,19 @@ final class Store {
     }
 
     func waitingForNetwork() throws -> [TaskRecord] {
-        try db.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id").map(Self.record)
         }
     }
 
     func earliestRetry() throws -> Int64? {
-        try db.read { db in
+        try read { db in
             try Int64.fetchOne(db, sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at IS NOT NULL")
         }
     }
 
     func dueRetries(now: Int64) throws -> [TaskRecord] {
-        try db.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT 1000",
                              arguments: [now]).map(Self.record)
         }
@@ -242,14 +266,14 @@ final class Store {
 
     /// After a crash, tasks the store still calls running are queued again (their bytes are on disk).
     func requeueInterrupted(now: Int64) throws -> Int {
-        try db.write { db in
+        try write { db in
             try db.execute(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE state = 'running'", arguments: [now])
             return db.changesCount
         }
     }
 
     func countsByState() throws -> [String: Int] {
-        try db.read { db in
+        try read { db in
             var out: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tasks GROUP BY state") {
                 out[row["state"]] = row["n"]
@@ -261,11 +285,11 @@ final class Store {
     // MARK: Meta
 
     func meta(_ key: String) throws -> String? {
-        try db.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
     }
 
     func setMeta(_ key: String, _ value: String) throws {
-        try db.write { db in
+        try write { db in
             try db.execute(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            arguments: [key, value])
         }
@@ -300,20 +324,20 @@ final class Store {
     }
 
     func finishedEvents(session: String) throws -> Int64 {
-        try db.read { db in
+        try read { db in
             try Int64.fetchOne(db, sql: "SELECT finished_events FROM sessions WHERE identifier = ?", arguments: [session]) ?? 0
         }
     }
 
     func setFinishedEvents(session: String, at time: Int64) throws {
-        try db.write { db in
+        try write { db in
             try db.execute(sql: "UPDATE sessions SET finished_events = ? WHERE identifier = ?", arguments: [time, session])
         }
     }
 
     /// Every session's configuration (loaded once at start-up).
     func allSessions() throws -> [String: SessionConfig] {
-        try db.read { db in
+        try read { db in
             var out: [String: SessionConfig] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT identifier, config FROM sessions") {
                 let json: String = row["config"]
@@ -325,7 +349,7 @@ final class Store {
 
     /// Unfinished tasks of a session (for invalidation).
     func unfinishedTasks(session: String) throws -> [TaskRecord] {
-        try db.read { db in
+        try read { db in
             try Row.fetchAll(db, sql: """
                 SELECT * FROM tasks WHERE session = ? AND state NOT IN ('completed', 'failed', 'canceled') ORDER BY id
                 """, arguments: [session]).map(Self.record)

@@ -288,6 +288,7 @@ final class Transfer {
     func flush() -> Bool {
         guard !isUpload, pendingCount > 0, writeErrno == nil else { return writeErrno == nil }
         let ok = writeAll(UnsafeRawPointer(pending.baseAddress!), pendingCount)
+        CrashPoint.reached(.checkpointWritten)
         sinceSpaceCheck += Int64(pendingCount)
         pendingCount = 0
         // A body of unknown length: look at the reserve every few MiB (one statvfs).

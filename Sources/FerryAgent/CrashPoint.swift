@@ -1,0 +1,44 @@
+import Foundation
+
+/// Named steps of a task's life where a test can make the agent die (debug builds only):
+/// FERRY_CRASH_AT=STEP[:N] aborts at the Nth time STEP is reached (default the first).
+/// The crash test kills the agent at each of them and checks that nothing is lost or doubled.
+/// Release builds compile every call to nothing.
+enum CrashPoint: String, CaseIterable {
+    case requestCommitted = "request-committed"      // a new task is durable, the reply not yet sent
+    case transferStarted = "transfer-started"        // curl has the request
+    case responseBegan = "response-began"            // headers decided and committed
+    case checkpointWritten = "checkpoint-written"    // body bytes written to the staging file
+    case transferEnded = "transfer-ended"            // curl reported the end of the attempt
+    case fileSynced = "file-synced"                  // the finished staging file is fsynced
+    case linkedIntoPlace = "linked-into-place"       // the final name exists, completion not committed
+    case completionCommitted = "completion-committed" // state and events durable, staging not cleaned up
+    case eventEmitted = "event-emitted"              // EventsAvailable sent
+    case acknowledged = "acknowledged"               // the app's acknowledgement is durable
+
+    #if DEBUG
+    private static let target: (CrashPoint, Int)? = {
+        guard let spec = ProcessInfo.processInfo.environment["FERRY_CRASH_AT"] else { return nil }
+        let parts = spec.split(separator: ":")
+        guard let step = parts.first.flatMap({ CrashPoint(rawValue: String($0)) }) else { return nil }
+        return (step, parts.count > 1 ? Int(parts[1]) ?? 1 : 1)
+    }()
+    nonisolated(unsafe) private static var hits = 0
+    private static let lock = NSLock()   // fileSynced and linkedIntoPlace are reached on the file worker
+    #endif
+
+    @inline(__always)
+    static func reached(_ step: CrashPoint) {
+        #if DEBUG
+        guard let (target, n) = target, target == step else { return }
+        lock.lock()
+        hits += 1
+        let crash = hits == n
+        lock.unlock()
+        if crash {
+            FileHandle.standardError.write(Data("ferryd: FERRY_CRASH_AT=\(step.rawValue):\(n): aborting\n".utf8))
+            abort()
+        }
+        #endif
+    }
+}
