@@ -199,4 +199,82 @@ import Testing
         // The bytes are kept for the next start.
         #expect(stagingSize(h, id) == 100_000)
     }
+
+    @Test func serverPromisingMoreThanItSendsIsResumedFromTheLastByte() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("short.bin", size: 1_000_000)
+        // Content-Length says 1,000,000; the connection closes after 300,000.
+        let r = try h.ferry("download", h.faultURL("short.bin", "drop=300000"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/short.bin")) == data)
+        let log = try h.serverLog()
+        #expect(log.map(\.sent) == [300_000, 700_000])
+        #expect(log.last?.rangeStart == 300_000)
+    }
+
+    @Test func twelveDropsInARowLoseNoByteAndNoTask() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("flaky.bin", size: 1_300_000)
+        // Every one of the first twelve responses breaks off after 100,000 bytes.
+        let r = try h.ferry("download", h.faultURL("flaky.bin", "drop=100000&drops=12"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/flaky.bin")) == data)
+        let log = try h.serverLog()
+        #expect(log.count == 13)
+        // Each attempt starts where the last one's bytes ended: nothing is fetched twice.
+        #expect(log.map { $0.rangeStart ?? 0 } == (0..<13).map { $0 * 100_000 })
+        #expect(log.reduce(0) { $0 + $1.sent } == data.count)
+    }
+
+    @Test func killedFiveTimesWhileTenDownloadsRunNothingLostOrDoubled() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent(["--max-transfers", "10", "--max-per-host", "10"])
+        var files: [String: Data] = [:]
+        var requests: [Value] = []
+        for i in 0..<10 {
+            let name = "k\(i).bin"
+            files[name] = try h.makeFile(name, size: 2_000_000)
+            // 500 kB/s each: every download is still running at each of the kills.
+            requests.append(.tuple([.string(h.faultURL(name, "rate=500000")), .dict([:])]))
+        }
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Kill"), .dict(["keep-events": .bool(false)])])
+        let ids = (try c.call("CreateDownloads", [.string("dev.ferry.test.Kill"), .array(requests, elementType: "(sa{sv})")])
+            .first?.arrayValue ?? []).compactMap { $0.uint64Value.map(Int64.init) }
+        #expect(ids.count == 10)
+        var lastSeen = 0
+        for round in 0..<5 {
+            // Kill once the agent has written more bytes than at the last kill.
+            try h.eventually("progress before kill \(round + 1)") {
+                let total = try ids.reduce(0) { $0 + (try h.show($1)["received"] as? Int ?? 0) }
+                if total > lastSeen + 200_000 { lastSeen = total; return true }
+                return false
+            }
+            h.killAgent()
+            try h.startAgent(["--max-transfers", "10", "--max-per-host", "10"])
+        }
+        for id in ids {
+            try h.eventually("task \(id) completed") { (try h.show(id)["state"] as? String) == "completed" }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads).sorted() == files.keys.sorted())
+        for (name, data) in files {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/" + name)) == data, "\(name)")
+        }
+        // Each file's requests continue where the bytes on disk ended: at most what was in
+        // flight at each kill is sent twice.
+        for (name, data) in files {
+            let log = try h.serverLog().filter { $0.path == "/" + name }
+            let sent = log.reduce(0) { $0 + $1.sent }
+            #expect(sent >= data.count)
+            for (previous, next) in zip(log, log.dropFirst()) {
+                #expect((next.rangeStart ?? 0) <= (previous.rangeStart ?? 0) + previous.sent, "\(name): \(log)")
+                #expect((next.rangeStart ?? 0) >= (previous.rangeStart ?? 0), "\(name) went backwards: \(log)")
+            }
+        }
+    }
 }

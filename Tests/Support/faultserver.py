@@ -4,7 +4,8 @@ on demand. Files come from --root; query parameters choose the behaviour of a re
 
   rate=N          send at most N body bytes per second
   hold=N          after N body bytes, stop sending until POST /_release (or the client leaves)
-  drop=N          close the connection after N body bytes (only for requests without Range)
+  drop=N          close the connection after N body bytes (only for requests without Range;
+                  with drops=K, for each of the first K requests for this URL, ranged or not)
   norange=1       ignore Range: always answer 200 with the whole file
   etag=changing   a new ETag on every request (so If-Range never matches)
   status=S&times=K&retry_after=R   answer the first K requests for this URL with status S
@@ -166,14 +167,14 @@ class Handler(BaseHTTPRequestHandler):
         if status == 206:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
         self.end_headers()
-        self.send_body(body, q, entry, ranged=rng is not None)
+        self.send_body(body, q, entry, ranged=rng is not None, n=n)
 
-    def send_body(self, body, q, entry, ranged):
+    def send_body(self, body, q, entry, ranged, n=1):
         rate = int(q.get("rate", "0"))
         hold = int(q["hold"]) if "hold" in q and not ranged else None
         if hold is not None:
             RELEASE.clear()  # each held response waits for its own release
-        drop = int(q["drop"]) if "drop" in q and not ranged else None
+        drop = int(q["drop"]) if "drop" in q and (not ranged or n <= int(q.get("drops", "0"))) else None
         chunk = 16384 if rate == 0 else max(1, min(16384, rate // 20))
         sent = 0
         t0 = time.monotonic()
