@@ -41,6 +41,8 @@ public final class Agent {
     /// Answers to authentication challenges: memory only, never stored or logged.
     var credentials: [Int64: Credential] = [:]
     var retryTimer: UInt32 = 0
+    /// What the network monitor said last (nil before the first look).
+    var networkWasAvailable: Bool?
     /// Tasks whose file is being verified and moved into place on the worker thread.
     var finalizing: Set<Int64> = []
     /// Tasks the user was told wait for disk space (one popup each, not one per recheck).
@@ -379,9 +381,17 @@ public final class Agent {
     }
 
     /// Any change (a route, an interface, a LAN) may make a waiting task's server reachable:
-    /// they all try again at once, from their partial bytes.
+    /// they all try again at once, from their partial bytes. When the network comes or goes,
+    /// running transfers restart too, on new connections (the old ones may lead nowhere).
     private func networkChanged(_ up: Bool) {
         log.info(up ? "network available" : "network changed; no default route")
+        defer { networkWasAvailable = up }
+        if let before = networkWasAvailable, before != up {
+            for id in Array(transfers.keys) {
+                _ = try? withMachine(id) { $0.networkChanged(now: MainLoop.now) }
+            }
+            if transfers.isEmpty { curl.dropConnections() }
+        }
         for r in (try? store.waitingForNetwork()) ?? [] {
             _ = try? withMachine(r.id) { $0.networkReturned(now: MainLoop.now) }
         }

@@ -6,7 +6,8 @@ import Glibc
 /// libcurl's multi *socket* interface driven by GLib: one fd watch per socket curl asks for
 /// and a single timer. When nothing transfers, no source exists and the loop sleeps.
 final class CurlMulti {
-    let multi: UnsafeMutableRawPointer
+    private(set) var multi: UnsafeMutableRawPointer
+    private let limits: (total: Int, host: Int)
     /// Called for each finished easy handle, after curl returned (so it may remove handles).
     var onDone: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
     /// Called after each round of socket work, before finished transfers are reported.
@@ -16,12 +17,29 @@ final class CurlMulti {
     private var timer: UInt32 = 0
 
     init(maxTotalConnections: Int, maxHostConnections: Int) {
+        limits = (maxTotalConnections, maxHostConnections)
         multi = curl_multi_init()
+        configure()
+    }
+
+    private func configure() {
         let me = Unmanaged.passUnretained(self).toOpaque()
         ferry_multi_set_socket(multi, CurlMulti.socketCallback, me)
         ferry_multi_set_timer(multi, CurlMulti.timerCallback, me)
-        ferry_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections)
-        ferry_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections)
+        ferry_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.total)
+        ferry_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.host)
+    }
+
+    /// Closes every cached connection (they may run over a network that is gone) by starting
+    /// over with a new multi handle. Only while no transfer is attached.
+    func dropConnections() {
+        for (_, id) in watches { g_source_remove(id) }
+        watches.removeAll()
+        if timer != 0 { g_source_remove(timer); timer = 0 }
+        let old = multi
+        multi = curl_multi_init()
+        configure()
+        curl_multi_cleanup(old)
     }
 
     deinit {

@@ -290,6 +290,17 @@ public struct TaskMachine: Sendable {
         return [.persist]
     }
 
+    /// The network changed under a running transfer: stop it and queue it again at once, on a
+    /// new connection. No retry is counted; an attempt that then cannot reach its server waits
+    /// for the network (reason network), one that can continues from its bytes.
+    public mutating func networkChanged(now: Int64) -> [Action] {
+        guard record.state == .running else { return [] }
+        record.state = .queued
+        record.reason = nil
+        record.updated = now
+        return [.stopTransfer, .persist]
+    }
+
     /// A scheduled retry is due: back into the queue.
     public mutating func retryDue(now: Int64) -> [Action] {
         guard record.state == .waiting, record.reason == .retry || record.reason == .space else { return [] }

@@ -277,4 +277,28 @@ import Testing
             }
         }
     }
+
+    @Test(.enabled(if: Harness.canMakeNetworkNamespaces, "needs root to make network namespaces"))
+    func networkLostAndBackContinuesFromTheBytesWithoutBurningRetries() throws {
+        let h = try Harness()
+        try h.isolateNetwork(linked: true)   // agent and server on two hosts joined by one link
+        try h.startFaultServer()
+        try h.startAgent(["--stall-timeout", "60"])   // the outage is noticed by the monitor, not a stall
+        let data = try h.makeFile("trip.bin", size: 3_000_000)
+        let r = try h.ferry("download", h.faultURL("trip.bin", "rate=600000"))
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stderr)")
+        try h.eventually("half a megabyte in") { (try h.show(id)["received"] as? Int ?? 0) >= 500_000 }
+        try h.setLink(up: false)
+        try h.eventually("task waits for the network") { try state(h, id) == ("waiting", "network") }
+        #expect(try h.show(id)["attempts"] as? Int == 0, "a retry was counted for the outage")
+        let onDisk = try #require(stagingSize(h, id))
+        try h.setLink(up: true)
+        try h.eventually("completed after the network came back") { try state(h, id).0 == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/trip.bin")) == data)
+        let log = try h.serverLog()
+        // After the outage the transfer continued from the bytes on disk, not from zero.
+        let resumed = try #require(log.last)
+        #expect(resumed.rangeStart == onDisk, "\(log)")
+        #expect(resumed.sent == data.count - onDisk)
+    }
 }

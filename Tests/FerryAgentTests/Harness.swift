@@ -18,8 +18,11 @@ final class Harness: @unchecked Sendable {
     private var nginx: Process?
     private(set) var faultPort = 0
     private(set) var nginxPort = 0
-    /// A network namespace the servers and the agent run in (see `isolateNetwork`).
-    private(set) var netns: String?
+    /// Network namespaces the agent and the servers run in (see `isolateNetwork`).
+    private(set) var agentNetns: String?
+    private(set) var serverNetns: String?
+    /// The address the test servers are reached at from the agent.
+    private(set) var serverHost = "127.0.0.1"
 
     /// Whether tests may make network namespaces here (root, iproute2, not refused).
     static let canMakeNetworkNamespaces: Bool = {
@@ -41,19 +44,44 @@ final class Harness: @unchecked Sendable {
     }()
 
     /// From now on the servers and the agent run in a new network namespace with only
-    /// loopback up: no default route (an offline LAN, a lab, a sandbox). Call before starting them.
-    func isolateNetwork() throws {
-        let name = "ferry-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        for args in [["netns", "add", name], ["netns", "exec", name, "ip", "link", "set", "lo", "up"]] {
-            let r = try run("/usr/sbin/ip", args)
-            guard r.status == 0 else { throw FerryError(.failed, "ip \(args.joined(separator: " ")): \(r.stderr)") }
+    /// loopback up: no default route (an offline LAN, a lab, a sandbox). With `linked`, the
+    /// agent and the servers get a namespace each, joined by a veth link that carries the
+    /// agent's default route (`setLink` takes it down and up). Call before starting them.
+    func isolateNetwork(linked: Bool = false) throws {
+        let tag = "\(getpid() % 100_000)-\(UInt16.random(in: 0...UInt16.max))"
+        let a = "ferry-a-\(tag)", s = linked ? "ferry-s-\(tag)" : a
+        var steps = [["netns", "add", a], ["-n", a, "link", "set", "lo", "up"]]
+        if linked {
+            steps += [["netns", "add", s], ["-n", s, "link", "set", "lo", "up"],
+                      ["link", "add", "fva", "netns", a, "type", "veth", "peer", "name", "fvs", "netns", s],
+                      ["-n", a, "addr", "add", "10.213.0.1/30", "dev", "fva"],
+                      ["-n", s, "addr", "add", "10.213.0.2/30", "dev", "fvs"],
+                      ["-n", s, "link", "set", "fvs", "up"]]
         }
-        netns = name
+        agentNetns = a
+        serverNetns = s
+        for args in steps { try ip(args) }
+        if linked {
+            try setLink(up: true)
+            serverHost = "10.213.0.2"
+        }
     }
 
-    /// The executable and arguments, run inside the namespace when there is one.
-    func inNamespace(_ exe: String, _ args: [String]) -> (String, [String]) {
-        guard let netns else { return (exe, args) }
+    /// The agent's link to the servers (and its default route) goes down or comes back.
+    func setLink(up: Bool) throws {
+        guard let a = agentNetns else { return }
+        try ip(["-n", a, "link", "set", "fva", up ? "up" : "down"])
+        if up { try ip(["-n", a, "route", "replace", "default", "via", "10.213.0.2"]) }
+    }
+
+    private func ip(_ args: [String]) throws {
+        let r = try run("/usr/sbin/ip", args)
+        guard r.status == 0 else { throw FerryError(.failed, "ip \(args.joined(separator: " ")): \(r.stderr)") }
+    }
+
+    /// The executable and arguments, run inside the agent's (or the servers') namespace when there is one.
+    func inNamespace(_ exe: String, _ args: [String], server: Bool = false) -> (String, [String]) {
+        guard let netns = server ? serverNetns : agentNetns else { return (exe, args) }
         return ("/usr/sbin/ip", ["netns", "exec", netns, exe] + args)
     }
 
@@ -99,7 +127,7 @@ final class Harness: @unchecked Sendable {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
         }
         mounts.removeAll()   // unmount before the folder goes
-        if let netns { _ = try? run("/usr/sbin/ip", ["netns", "del", netns]) }
+        for netns in Set([agentNetns, serverNetns].compactMap { $0 }) { _ = try? run("/usr/sbin/ip", ["netns", "del", netns]) }
         try? FileManager.default.removeItem(atPath: root)
     }
 
@@ -200,7 +228,8 @@ final class Harness: @unchecked Sendable {
 
     func startFaultServer() throws {
         let p = Process()
-        let (exe, args) = inNamespace("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/faultserver.py", "--root", www])
+        let (exe, args) = inNamespace("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/faultserver.py", "--root", www,
+                                                          "--host", serverHost == "127.0.0.1" ? "127.0.0.1" : "0.0.0.0"], server: true)
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         let out = Pipe()
@@ -353,7 +382,7 @@ final class Harness: @unchecked Sendable {
     }
 
     func faultURL(_ name: String, _ query: String = "") -> String {
-        "http://127.0.0.1:\(faultPort)/\(name)" + (query.isEmpty ? "" : "?" + query)
+        "http://\(serverHost):\(faultPort)/\(name)" + (query.isEmpty ? "" : "?" + query)
     }
 
     struct Request: Decodable {
@@ -363,13 +392,13 @@ final class Harness: @unchecked Sendable {
     }
 
     func serverLog() throws -> [Request] {
-        let (exe, args) = inNamespace("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(faultPort)/_log"])
+        let (exe, args) = inNamespace("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(faultPort)/_log"], server: true)
         let r = try run(exe, args)
         return try JSONDecoder().decode([Request].self, from: Data(r.stdout.utf8))
     }
 
     func releaseHolds() throws {
-        let (exe, args) = inNamespace("/usr/bin/curl", ["-s", "-X", "POST", "http://127.0.0.1:\(faultPort)/_release"])
+        let (exe, args) = inNamespace("/usr/bin/curl", ["-s", "-X", "POST", "http://127.0.0.1:\(faultPort)/_release"], server: true)
         _ = try run(exe, args)
     }
 

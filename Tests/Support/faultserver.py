@@ -226,10 +226,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--root", required=True)
     p.add_argument("--port", type=int, default=0)
+    p.add_argument("--host", default="127.0.0.1")
     args = p.parse_args()
     ROOT = args.root
     ThreadingHTTPServer.daemon_threads = True
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
     print(server.server_address[1], flush=True)
     server.serve_forever()
 
