@@ -43,6 +43,16 @@ final class Store {
         return try queue.write(body)
     }
 
+    /// A new request is acknowledged only once durable: when SQLite cannot commit it, the
+    /// caller hears so by name (StoreUnavailable), and nothing was queued.
+    private func recording<T>(_ what: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as DatabaseError {
+            throw FerryError(.storeUnavailable, "cannot record \(what): \(e.message ?? "SQLite error \(e.resultCode.rawValue)") (\(path)); nothing was queued")
+        }
+    }
+
     /// Versioned schema: add a migration, never edit a shipped one.
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
@@ -109,12 +119,12 @@ final class Store {
 
     func saveSession(_ identifier: String, _ config: SessionConfig, now: Int64) throws {
         let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
-        try write { db in
+        try recording("the session \(identifier)") { try write { db in
             try db.execute(sql: """
                 INSERT INTO sessions(identifier, config, created) VALUES (?, ?, ?)
                 ON CONFLICT(identifier) DO UPDATE SET config = excluded.config
                 """, arguments: [identifier, json, now])
-        }
+        } }
     }
 
     /// Every session with its last sequence number and unacknowledged durable events.
@@ -163,7 +173,7 @@ final class Store {
 
     /// Inserts all tasks in one transaction; returns them with their new ids.
     func insert(_ records: [TaskRecord]) throws -> [TaskRecord] {
-        try write { db in
+        try recording(records.count == 1 ? "the request" : "the \(records.count) requests") { try write { db in
             let stmt = try db.makeStatement(sql: """
                 INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                     directory, output, file, suggested_name, sha256, description, headers, error, error_name,
@@ -178,7 +188,7 @@ final class Store {
                 out.append(r)
             }
             return out
-        }
+        } }
     }
 
     func update(_ r: TaskRecord) throws {

@@ -11,6 +11,9 @@ public struct FerryError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidResumeData = "InvalidResumeData"
         case invalidState = "InvalidState"
         case failed = "Failed"
+        /// The agent's store cannot record the request (its disk is full, read-only, failing):
+        /// nothing was queued, the caller may try again later.
+        case storeUnavailable = "StoreUnavailable"
     }
     public var kind: Kind
     public var message: String

@@ -301,4 +301,33 @@ import Testing
         #expect(resumed.rangeStart == onDisk, "\(log)")
         #expect(resumed.sent == data.count - onDisk)
     }
+
+    @Test(.enabled(if: SmallDisk.available, SmallDisk.skipReason))
+    func aStoreThatCannotCommitRefusesRequestsByName() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        _ = try h.mountSmallDisk(h.state, kilobytes: 4 * 1024)
+        try h.startAgent()
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Full"), .dict([:])])
+        // Something else fills the disk the store lives on.
+        _ = try h.run("/bin/dd", ["if=/dev/zero", "of=\(h.state)/filler", "bs=64k"])
+        let requests = (0..<2_000).map { Value.tuple([.string(h.faultURL("f\($0).bin")), .dict(["paused": .bool(true)])]) }
+        let call: [Value] = [.string("dev.ferry.test.Full"), .array(requests, elementType: "(sa{sv})")]
+        do {
+            _ = try c.call("CreateDownloads", call)
+            Issue.record("a request was acknowledged that the store could not record")
+        } catch let e as FerryError {
+            #expect(e.kind == .storeUnavailable, "\(e)")
+            #expect(e.message.contains("nothing was queued"))
+        }
+        // Nothing half-recorded, and the agent still answers.
+        let listed = try c.call("ListTasks", [.string("dev.ferry.test.Full"), .uint64(0), .uint32(0)]).first?.arrayValue ?? []
+        #expect(listed.isEmpty)
+        #expect(try c.call("GetStatus").first?.dictValue?["version"] != nil)
+        // Space returns: the same request is taken.
+        try FileManager.default.removeItem(atPath: h.state + "/filler")
+        let ids = try c.call("CreateDownloads", call).first?.arrayValue ?? []
+        #expect(ids.count == 2_000)
+    }
 }
