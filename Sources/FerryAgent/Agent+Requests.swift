@@ -188,13 +188,25 @@ extension Agent {
 
     func listTasks(session: String, after: Int64, limit: Int) throws -> [TaskRecord] {
         let n = limit == 0 ? 1000 : min(limit, 10_000)
-        return try store.tasks(session: session.isEmpty ? nil : session, afterID: after, limit: n).map { machines[$0.id]?.record ?? $0 }
+        return try store.tasks(session: session.isEmpty ? nil : session, afterID: after, limit: n).map(shown)
     }
 
     func task(_ id: Int64) throws -> TaskRecord {
         if let m = machines[id] { return m.record }   // live figures, not the last checkpoint
         guard let r = try store.task(id) else { throw FerryError(.noSuchTask, "no task with id \(id)") }
-        return r
+        return shown(r)
+    }
+
+    /// A stored task as callers see it: live figures while it runs; waiting for space while the
+    /// store refuses its changes.
+    private func shown(_ r: TaskRecord) -> TaskRecord {
+        if let m = machines[r.id] { return m.record }
+        guard storeBlocked.contains(r.id) else { return r }
+        var w = r
+        w.state = .waiting
+        w.reason = .space
+        w.error = "the agent cannot save its records (is the disk holding its state full?); the task continues when it can"
+        return w
     }
 
     func pause(_ id: Int64) throws { try notSaving(id); try withMachine(id) { try $0.pause(now: MainLoop.now) } }

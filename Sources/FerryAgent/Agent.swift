@@ -41,6 +41,9 @@ public final class Agent {
     /// Answers to authentication challenges: memory only, never stored or logged.
     var credentials: [Int64: Credential] = [:]
     var retryTimer: UInt32 = 0
+    /// Tasks whose last change the store refused (disk full): they wait until it commits again.
+    var storeBlocked: Set<Int64> = []
+    var storeRecheckTimer: UInt32 = 0
     /// What the network monitor said last (nil before the first look).
     var networkWasAvailable: Bool?
     /// Tasks whose file is being verified and moved into place on the worker thread.
@@ -153,9 +156,12 @@ public final class Agent {
         } else {
             throw FerryError(.noSuchTask, "no task with id \(id)")
         }
+        let before = m
         let actions = try body(&m)
         machines[id] = m
-        perform(actions, id: id)
+        guard perform(actions, id: id, before: before) else {
+            throw FerryError(.storeUnavailable, "cannot record the change to task \(id): the agent's store cannot commit (is its disk full?); nothing changed")
+        }
         let record = machines[id]?.record ?? m.record
         if record.state != .running || (transfers[id] == nil && !finalizing.contains(id)) { machines[id] = nil }
         // Rechecks cycle waiting → queued → running: the warning is forgotten only when the task
@@ -168,13 +174,58 @@ public final class Agent {
     }
 
     /// Carries out one event's actions; what they write to the store commits in one transaction.
-    func perform(_ actions: [TaskMachine.Action], id: Int64) {
+    /// When it cannot commit, memory goes back to what the store says (`before`) and the task
+    /// waits for the store (see `storeRefused`). Returns whether it committed.
+    @discardableResult
+    func perform(_ actions: [TaskMachine.Action], id: Int64, before: TaskMachine) -> Bool {
+        let session = before.record.session
+        let seqBefore = queues[session]?.lastSeq
         do {
             try store.batch { performActions(actions, id: id) }
         } catch {
             log.error("cannot save task \(id): \(error)")
+            storeRefused(id, before: before, seqBefore: seqBefore)
+            return false
         }
         if actions.contains(.persist), machines[id]?.record.state == .completed { CrashPoint.reached(.completionCommitted) }
+        return true
+    }
+
+    /// The store refused a task's change: undo it in memory. A transfer the change started is
+    /// stopped (bytes kept); a task left without its transfer waits until the store commits
+    /// again, then continues from its bytes. Its events of the change are forgotten.
+    private func storeRefused(_ id: Int64, before: TaskMachine, seqBefore: UInt64?) {
+        if let seqBefore { queues[before.record.session]?.rollBack(after: seqBefore) }
+        if before.record.state != .running, let t = transfers.removeValue(forKey: id) {
+            curl.remove(t.easy)
+            t.sync()
+            scheduler.stopped(host: before.record.host, session: before.record.session)
+        }
+        if transfers[id] != nil || finalizing.contains(id) {
+            machines[id] = before
+        } else {
+            machines[id] = nil
+            storeBlocked.insert(id)
+            armStoreRecheck()
+        }
+    }
+
+    /// While tasks wait for the store, look again every `--space-recheck`; none, no timer.
+    private func armStoreRecheck() {
+        guard storeRecheckTimer == 0 else { return }
+        storeRecheckTimer = MainLoop.addTimer(milliseconds: UInt32(clamping: settings.spaceRecheckMilliseconds)) { [weak self] in
+            guard let self else { return false }
+            do {
+                try self.store.batch { for id in self.storeBlocked { try self.store.requeueIfRunning(id, now: MainLoop.now) } }
+            } catch {
+                return true   // still refused: keep looking
+            }
+            self.log.info("the store commits again: \(self.storeBlocked.count) task(s) continue")
+            self.storeBlocked.removeAll()
+            self.storeRecheckTimer = 0
+            self.scheduleSoon()
+            return false
+        }
     }
 
     private func performActions(_ actions: [TaskMachine.Action], id: Int64) {
@@ -239,11 +290,12 @@ public final class Agent {
                 outcome = TransferOutcome(curlCode: 23, curlMessage: "\(error)", httpStatus: 0, localErrno: EACCES, localMessage: "\(error)")
             }
             var m = machines[r.id]!
+            let before = m
             let actions = m.transferEnded(outcome,
                                           backoff: settings.backoff, resourceDeadline: deadline(r), now: MainLoop.now,
                                           random: Double.random(in: 0..<1), spaceRecheck: spaceRecheck)
             machines[r.id] = m
-            perform(actions, id: r.id)
+            perform(actions, id: r.id, before: before)
         }
     }
 
@@ -301,6 +353,7 @@ public final class Agent {
     private func finalized(_ id: Int64, _ result: Result<Finalizer.Saved, Error>) {
         finalizing.remove(id)
         guard var m = machines[id] else { return }
+        let before = m
         let now = MainLoop.now
         let actions: [TaskMachine.Action]
         var cleanup: [String] = []
@@ -323,7 +376,7 @@ public final class Agent {
             actions = m.finalizeFailed(name: "Failed", message: "\(error)", now: now)
         }
         machines[id] = m
-        perform(actions, id: id)
+        perform(actions, id: id, before: before)
         // Committed: the staging name (and a copy's hidden second name) are no longer needed.
         if machines[id]?.record.state == .completed { for path in cleanup { unlink(path) } }
         if machines[id]?.record.state != .running { machines[id] = nil }
@@ -408,7 +461,7 @@ public final class Agent {
         do {
             let metered = network.metered, powerSaver = network.powerSaver
             next = try store.nextQueued(limit: scheduler.freeSlots, excludingHosts: scheduler.fullHosts,
-                                        excludingIDs: Set(transfers.keys)) { r in
+                                        excludingIDs: Set(transfers.keys).union(storeBlocked)) { r in
                 guard plan.mayStart(host: r.host) else { return .skipHost }
                 // No store access in here: this runs inside the store's read transaction.
                 let c = sessions[r.session] ?? SessionConfig()
@@ -502,19 +555,22 @@ extension Agent: TransferDelegate {
     func transferBegan(_ t: Transfer, status: Int, contentRangeStart: Int64?, totalLength: Int64?,
                        etag: String?, lastModified: String?, contentDisposition: String?) -> TaskMachine.BodyDecision {
         guard var m = machines[t.taskID] else { return .reject("task is no longer running") }
+        let before = m
         let (decision, actions) = m.responseBegan(status: status, contentRangeStart: contentRangeStart, totalLength: totalLength,
                                                   etag: etag, lastModified: lastModified,
                                                   suggestedName: contentDisposition.flatMap(FileNaming.contentDispositionName))
         machines[t.taskID] = m
-        perform(actions, id: t.taskID)
+        // Headers not recorded: this body cannot be used (the transfer is stopped or retried).
+        guard perform(actions, id: t.taskID, before: before) else { return .reject("the agent's store cannot commit") }
         CrashPoint.reached(.responseBegan)
         return decision
     }
 
     func transferProgressed(_ t: Transfer, received: Int64) {
         guard var m = machines[t.taskID] else { return }
+        let before = m
         let actions = m.progressed(received: received, now: MainLoop.now)
         machines[t.taskID] = m
-        if !actions.isEmpty { perform(actions, id: t.taskID) }
+        if !actions.isEmpty { perform(actions, id: t.taskID, before: before) }
     }
 }

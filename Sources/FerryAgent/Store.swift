@@ -274,6 +274,13 @@ final class Store {
         }
     }
 
+    /// A task whose change the store refused continues: running (as stored) → queued.
+    func requeueIfRunning(_ id: Int64, now: Int64) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'", arguments: [now, id])
+        }
+    }
+
     /// After a crash, tasks the store still calls running are queued again (their bytes are on disk).
     func requeueInterrupted(now: Int64) throws -> Int {
         try write { db in

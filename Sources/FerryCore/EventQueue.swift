@@ -49,6 +49,19 @@ public struct EventQueue: Sendable {
         return q
     }
 
+    /// Forgets the events after `seq`: the transaction that stored them did not commit. Their
+    /// numbers are not given out again (a client may have been told of them).
+    public mutating func rollBack(after seq: UInt64) {
+        while slots.count > head, let last = slots.last {
+            if let e = last {
+                guard e.seq > seq else { break }
+                live -= 1
+            }
+            slots.removeLast()
+        }
+        progressSlot = progressSlot.filter { $0.value < slots.count }
+    }
+
     public func fetch(after seq: UInt64, limit: Int) -> [QueuedEvent] {
         var out: [QueuedEvent] = []
         var i = firstIndex(after: seq)

@@ -330,4 +330,34 @@ import Testing
         let ids = try c.call("CreateDownloads", call).first?.arrayValue ?? []
         #expect(ids.count == 2_000)
     }
+
+    @Test(.enabled(if: SmallDisk.available, SmallDisk.skipReason))
+    func stateDiskFilledMidTransferKeepsMemoryAndStoreAgreeingAndRecovers() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        _ = try h.mountSmallDisk(h.state, kilobytes: 8 * 1024)
+        try h.startAgent(["--space-recheck", "0.3"])
+        let data = try h.makeFile("mid.bin", size: 3_000_000)
+        let r = try h.ferry("download", h.faultURL("mid.bin", "hold=1000000"))
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stderr)")
+        try h.eventually("a third in") { (try h.show(id)["received"] as? Int) == 1_000_000 }
+        // Something else fills the state disk (the download's blocks were claimed up front).
+        _ = try h.run("/bin/dd", ["if=/dev/zero", "of=\(h.state)/filler", "bs=64k"])
+        try h.releaseHolds()
+        // Every byte arrives, the file is saved, but the completion cannot be recorded: the task
+        // says so instead of pretending, and no "finished" is reported that the store lacks.
+        try h.eventually("the task waits for the store") { try state(h, id) == ("waiting", "space") }
+        #expect((try h.show(id)["error"] as? String)?.contains("cannot save its records") == true)
+        try FileManager.default.removeItem(atPath: h.state + "/filler")
+        try h.eventually("completed once the store commits") { try state(h, id).0 == "completed" }
+        // One file, byte-exact; nothing fetched twice; nothing left in staging.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads) == ["mid.bin"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/mid.bin")) == data)
+        #expect(try h.serverLog().reduce(0) { $0 + $1.sent } == data.count)
+        #expect(stagingSize(h, id) == nil)
+        // What the agent said is what its store says: a restart shows the same.
+        h.killAgent()
+        try h.startAgent()
+        #expect(try state(h, id).0 == "completed")
+    }
 }

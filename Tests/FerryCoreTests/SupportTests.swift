@@ -83,6 +83,18 @@ import Testing
 }
 
 @Suite struct EventQueueTests {
+    @Test func rollBackForgetsUncommittedEventsButNotTheirNumbers() {
+        var q = EventQueue()
+        q.append(task: 1, .finished(file: "/a", received: 1))
+        q.append(task: 2, .progress(received: 5, expected: nil, written: 5))
+        q.append(task: 2, .completed(error: nil, errorName: nil, resumable: false))
+        q.rollBack(after: 1)
+        #expect(q.fetch(after: 0, limit: 10).map(\.seq) == [1])
+        #expect(q.count == 1 && q.lastSeq == 3)
+        #expect(q.append(task: 2, .completed(error: nil, errorName: nil, resumable: false)).seq == 4)
+        #expect(q.fetch(after: 0, limit: 10).map(\.seq) == [1, 4])
+    }
+
     @Test func sequenceAndReplayUntilAcknowledged() {
         var q = EventQueue()
         q.append(task: 1, .resumed(offset: 5, expected: 10))
