@@ -30,14 +30,14 @@ PY
 inner() {
   "$bin/ferryd" --state-dir "$work/state/ferry" --download-dir "$work/out" --popup-window-ms 50 2>"$work/agent.log" &
   until "$bin/ferry" status >/dev/null 2>&1; do sleep 0.05; done
-  python3 "$work/probe.py" "at rest" 3
-  python3 "$repo/Tests/Support/notification-server.py" "$work/popups.jsonl" --hang &
+  /usr/bin/python3 "$work/probe.py" "at rest" 3
+  /usr/bin/python3 "$repo/Tests/Support/notification-server.py" "$work/popups.jsonl" --hang &
   gdbus wait --session --timeout 10 org.freedesktop.Notifications
   "$bin/ferry" download --wait "http://127.0.0.1:$port/small.bin" >/dev/null
   until [ -s "$work/popups.jsonl" ]; do sleep 0.05; done   # the Notify call is now hanging
-  python3 "$work/probe.py" "popup to a hung notification server" 3
+  /usr/bin/python3 "$work/probe.py" "popup to a hung notification server" 3
   ( "$bin/ferry" download --wait --sha256 "$sha" "http://127.0.0.1:$port/big.bin" >/dev/null; touch "$work/done" ) &
-  python3 "$work/probe.py" "${size_mb} MiB download with --sha256" "$work/done"
+  /usr/bin/python3 "$work/probe.py" "${size_mb} MiB download with --sha256" "$work/done"
   cmp -s "$work/out/big.bin" "$work/www/big.bin" || { echo "wrong file" >&2; exit 1; }
 }
 export -f inner
