@@ -162,9 +162,18 @@ extension Agent {
         var config = sessions[session]!
         config.invalidating = false
         config.invalid = true
-        try? store.saveSession(session, config, now: MainLoop.now)
-        sessions[session] = config
-        emit(session: session, task: 0, .invalidated(error: nil))
+        let seqBefore = queues[session]?.lastSeq ?? 0
+        do {
+            // The session's new state and its last event commit together.
+            try store.batch {
+                try store.saveSession(session, config, now: MainLoop.now)
+                try emit(session: session, task: 0, .invalidated(error: nil))
+            }
+            sessions[session] = config
+        } catch {
+            queues[session]?.rollBack(after: seqBefore)   // looked at again after the next event
+            log.error("session \(session): cannot record its invalidation: \(error)")
+        }
     }
 
     // MARK: - Resume data

@@ -181,7 +181,7 @@ public final class Agent {
         let session = before.record.session
         let seqBefore = queues[session]?.lastSeq
         do {
-            try store.batch { performActions(actions, id: id) }
+            try store.batch { try performActions(actions, id: id) }
         } catch {
             log.error("cannot save task \(id): \(error)")
             storeRefused(id, before: before, seqBefore: seqBefore)
@@ -228,7 +228,7 @@ public final class Agent {
         }
     }
 
-    private func performActions(_ actions: [TaskMachine.Action], id: Int64) {
+    private func performActions(_ actions: [TaskMachine.Action], id: Int64) throws {
         for action in actions {
             guard let m = machines[id] else { return }
             switch action {
@@ -258,9 +258,9 @@ public final class Agent {
             case .emit(let event):
                 tellUser(event, record: m.record)
                 if event.isProgress { launcherProgressChanged() }
-                emit(session: m.record.session, task: id, event)
+                try emit(session: m.record.session, task: id, event)
             case .persist:
-                do { try store.update(m.record) } catch { log.error("cannot save task \(id): \(error)") }
+                try store.update(m.record)   // a failure fails the whole batch (see perform)
                 onTaskChanged(id, m.record.state)
             }
         }
@@ -517,22 +517,19 @@ public final class Agent {
         return sessions[id]!
     }
 
-    func emit(session: String, task: Int64, _ event: SessionEvent) {
+    /// Queues an event for the session's client and stores it (inside the caller's batch: a
+    /// store failure undoes the whole change, see `perform`).
+    func emit(session: String, task: Int64, _ event: SessionEvent) throws {
         guard sessionConfig(session).keepEvents else { return }
-        var q = queues[session] ?? EventQueue()
-        let e = q.append(task: task, event)
-        queues[session] = q
-        do {
-            if event.isDurable { try store.appendEvent(session: session, e) }
-            // Progress is not stored, but its numbers must never be reused after a restart:
-            // reserve them in blocks so a restarted agent continues above anything a client saw.
-            if e.seq > reservedSeq[session] ?? 0 {
-                let reserve = e.seq + 1_000
-                try store.setLastSeq(session: session, reserve)
-                reservedSeq[session] = reserve
-            }
-        } catch {
-            log.error("cannot store event for session \(session): \(error)")
+        // Appended in place: copying the queue out and back would copy it whole for every event.
+        let e = queues[session, default: EventQueue()].append(task: task, event)
+        if event.isDurable { try store.appendEvent(session: session, e) }
+        // Progress is not stored, but its numbers must never be reused after a restart:
+        // reserve them in blocks so a restarted agent continues above anything a client saw.
+        if e.seq > reservedSeq[session] ?? 0 {
+            let reserve = e.seq + 1_000
+            try store.setLastSeq(session: session, reserve)
+            reservedSeq[session] = reserve
         }
         if signalsPending.isEmpty {
             MainLoop.idle { [weak self] in self?.flushSignals() }
