@@ -82,7 +82,12 @@ struct PodcastCommand: ParsableCommand {
         var started = 0
         try queueSync(queue) {
             // … then skip what is on disk or in flight.
-            for t in try session.allTasks() { app.inFlight[t.taskIdentifier] = t.originalRequest.url.absoluteString }
+            for t in try session.allTasks() {
+                app.inFlight[t.taskIdentifier] = t.originalRequest.url.absoluteString
+                // A run that died between creating a task and resuming it left it suspended;
+                // this app never suspends on purpose.
+                if t.state == .suspended { t.resume() }
+            }
             let busy = Set(app.inFlight.values)
             for e in wanted {
                 let key = e.url.absoluteString

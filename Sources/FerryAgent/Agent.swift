@@ -90,7 +90,7 @@ public final class Agent {
         notifier.appOwned = { $0.hasPrefix(inbox) }
         curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
         curl.onDone = { [unowned self] easy, code in self.transferDone(easy: easy, code: Int(code.rawValue)) }
-        curl.afterAction = { [unowned self] in for t in self.transfers.values { t.flush() } }
+        curl.afterAction = { [unowned self] in self.absorbTransfers() }
     }
 
     /// Restores state after a start (or a crash) and starts whatever may run.
@@ -274,7 +274,6 @@ public final class Agent {
             if idle > 0 { transferSettings.stallSeconds = min(transferSettings.stallSeconds, idle) }
             let t = try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: stagingPath(r.id),
                                  credential: credentials[r.id], settings: transferSettings)
-            t.delegate = self
             transfers[r.id] = t
             scheduler.started(host: r.host, session: r.session)
             launcherProgressChanged()
@@ -315,7 +314,7 @@ public final class Agent {
         scheduler.stopped(host: r.host, session: r.session)
         launcherProgressChanged()
         if code == 0 && !t.began && !t.isUpload { _ = t.begin() }   // an empty body never reached the write callback
-        t.flush()
+        absorb(t)
         var curlCode = code
         if t.rejection != nil { curlCode = 33 }
         let outcome = TransferOutcome(curlCode: curlCode, curlMessage: t.rejection ?? t.errorMessage,
@@ -548,25 +547,30 @@ public final class Agent {
     }
 }
 
-extension Agent: TransferDelegate {
-    func transferBegan(_ t: Transfer, status: Int, contentRangeStart: Int64?, totalLength: Int64?,
-                       etag: String?, lastModified: String?, contentDisposition: String?) -> TaskMachine.BodyDecision {
-        guard var m = machines[t.taskID] else { return .reject("task is no longer running") }
-        let before = m
-        let (decision, actions) = m.responseBegan(status: status, contentRangeStart: contentRangeStart, totalLength: totalLength,
-                                                  etag: etag, lastModified: lastModified,
-                                                  suggestedName: contentDisposition.flatMap(FileNaming.contentDispositionName))
-        machines[t.taskID] = m
-        // Headers not recorded: this body cannot be used (the transfer is stopped or retried).
-        guard perform(actions, id: t.taskID, before: before) else { return .reject("the agent's store cannot commit") }
-        CrashPoint.reached(.responseBegan)
-        return decision
+extension Agent {
+    /// What the running transfers did during one round of curl's work, read after curl
+    /// returned: their bytes go to disk, new response headers and progress to the task machines.
+    func absorbTransfers() {
+        for t in transfers.values { absorb(t) }
     }
 
-    func transferProgressed(_ t: Transfer, received: Int64) {
+    func absorb(_ t: Transfer) {
+        t.flush()
         guard var m = machines[t.taskID] else { return }
+        if let head = t.takeHead() {
+            let before = m
+            let (_, actions) = m.responseBegan(status: head.status, contentRangeStart: head.contentRangeStart,
+                                               totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
+                                               suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName))
+            machines[t.taskID] = m
+            guard perform(actions, id: t.taskID, before: before) else { return }
+            CrashPoint.reached(.responseBegan)
+            guard let next = machines[t.taskID] else { return }
+            m = next
+        }
+        guard t.received != m.record.received else { return }
         let before = m
-        let actions = m.progressed(received: received, now: MainLoop.now)
+        let actions = m.progressed(received: t.received, now: MainLoop.now)
         machines[t.taskID] = m
         if !actions.isEmpty { perform(actions, id: t.taskID, before: before) }
     }

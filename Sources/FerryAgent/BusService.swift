@@ -189,6 +189,7 @@ public final class BusService {
     }
 
     func emit(_ signal: String, _ args: [Value]) {
+        assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
         g_dbus_connection_emit_signal(c, nil, BusNames.path, BusNames.interface, signal, Value.tuple(args).makeGVariant(), nil)
     }

@@ -14,6 +14,9 @@ final class CurlMulti {
     var afterAction: () -> Void = {}
 
     private var watches: [Int32: UInt32] = [:]   // socket -> GLib source id
+    /// True while curl runs its callbacks (loop thread only). The store and the bus assert it is
+    /// false: inside curl only bytes move, every decision waits until curl returned.
+    static var insideCurl = false
     private var timer: UInt32 = 0
 
     init(maxTotalConnections: Int, maxHostConnections: Int) {
@@ -112,7 +115,9 @@ final class CurlMulti {
 
     private func action(socket: Int32, flags: Int32) {
         var running: Int32 = 0
+        Self.insideCurl = true
         curl_multi_socket_action(multi, socket, flags, &running)
+        Self.insideCurl = false
         afterAction()
         var easy: UnsafeMutableRawPointer?
         var result = CURLE_OK

@@ -25,6 +25,7 @@ final class Store {
     /// together or not at all (a crash between them would lose an event or repeat one).
     /// Calls inside join the transaction; a nested batch is part of the outer one.
     func batch<T>(_ body: () throws -> T) throws -> T {
+        assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
         if openBatch != nil { return try body() }
         return try queue.write { db in
             openBatch = db
@@ -39,6 +40,7 @@ final class Store {
     }
 
     private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
         if let db = openBatch { return try body(db) }
         return try queue.write(body)
     }

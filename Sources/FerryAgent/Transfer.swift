@@ -3,12 +3,15 @@ import CFerryShim
 import FerryCore
 import Glibc
 
-/// What a transfer asks the agent while it runs (on the loop thread, inside curl callbacks:
-/// these must only decide and record, never call curl_multi_*).
-protocol TransferDelegate: AnyObject {
-    func transferBegan(_ t: Transfer, status: Int, contentRangeStart: Int64?, totalLength: Int64?,
-                       etag: String?, lastModified: String?, contentDisposition: String?) -> TaskMachine.BodyDecision
-    func transferProgressed(_ t: Transfer, received: Int64)
+/// The headers of the response a transfer's body comes from, kept for the agent to read after
+/// curl returns (nothing is decided or stored inside a curl callback).
+struct ResponseHead {
+    var status: Int
+    var contentRangeStart: Int64?
+    var totalLength: Int64?
+    var etag: String?
+    var lastModified: String?
+    var contentDisposition: String?
 }
 
 /// Settings that apply to every transfer.
@@ -37,11 +40,16 @@ struct Credential {
 
 /// One attempt of one task: a curl easy handle writing into the task's staging file, or,
 /// for an upload, reading the body from the app's file (the response body is dropped).
+/// Inside curl's callbacks it only moves bytes and counts them; the agent reads `received` and
+/// `takeHead()` after curl returned.
 final class Transfer {
     let taskID: Int64
     let easy: UnsafeMutableRawPointer
-    weak var delegate: TransferDelegate?
     let isUpload: Bool
+    /// The byte the request asked to start at.
+    private let requestedOffset: Int64
+    /// Headers of a response whose body began, until the agent takes them.
+    private var head: ResponseHead?
     private let fd: Int32
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private(set) var began = false
@@ -68,6 +76,7 @@ final class Transfer {
     init(taskID: Int64, record: TaskRecord, plan: TaskMachine.TransferPlan, stagingPath: String,
          credential: Credential?, settings: TransferSettings) throws {
         self.taskID = taskID
+        self.requestedOffset = plan.offset
         self.reserve = settings.stateReserve
         isUpload = record.kind == .upload
         if isUpload {
@@ -207,6 +216,12 @@ final class Transfer {
         return String(cString: h.pointee.value)
     }
 
+    /// The headers of the response whose body began, once (nil if none is new).
+    func takeHead() -> ResponseHead? {
+        defer { head = nil }
+        return head
+    }
+
     /// Called once, before the first body byte (or at the end for an empty body).
     func begin() -> Bool {
         began = true
@@ -223,9 +238,9 @@ final class Transfer {
             let length = Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T))
             total = length >= 0 ? length : nil
         }
-        let decision = delegate?.transferBegan(self, status: status, contentRangeStart: rangeStart, totalLength: total,
-                                               etag: header("ETag"), lastModified: header("Last-Modified"),
-                                               contentDisposition: header("Content-Disposition")) ?? .reject("no delegate")
+        let decision = TaskMachine.bodyDecision(status: status, contentRangeStart: rangeStart, requestedOffset: requestedOffset)
+        head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: total, etag: header("ETag"),
+                            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"))
         switch decision {
         case .append:
             return total.map { reserveSpace(upTo: $0) } ?? true
@@ -235,6 +250,7 @@ final class Transfer {
             if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
             return total.map { reserveSpace(upTo: $0) } ?? true
         case .reject(let why):
+            head = nil
             rejection = why
             return false
         }
@@ -260,7 +276,6 @@ final class Transfer {
         }
         received += Int64(n)
         bytesThisAttempt += Int64(n)
-        delegate?.transferProgressed(self, received: received)
         return n
     }
 
@@ -279,7 +294,6 @@ final class Transfer {
         }
         received += Int64(length)
         bytesThisAttempt += Int64(length)
-        delegate?.transferProgressed(self, received: received)
         return length
     }
 

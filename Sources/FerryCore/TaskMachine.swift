@@ -95,19 +95,25 @@ public struct TaskMachine: Sendable {
         return actions
     }
 
+    /// What to do with a response's body, from its status and range alone: the transfer decides
+    /// this itself when the first bytes come (inside curl), and the machine agrees afterwards.
+    public static func bodyDecision(status: Int, contentRangeStart: Int64?, requestedOffset: Int64) -> BodyDecision {
+        guard status == 206 else { return .restartFromZero }
+        guard let start = contentRangeStart, start == requestedOffset else {
+            return .reject("server sent a byte range starting at \(contentRangeStart.map(String.init) ?? "?") instead of \(requestedOffset)")
+        }
+        return .append
+    }
+
     /// Response headers of the final response (after redirects) and the decision for its body.
     public mutating func responseBegan(status: Int, contentRangeStart: Int64?, totalLength: Int64?,
                                        etag: String?, lastModified: String?, suggestedName: String?) -> (BodyDecision, [Action]) {
         var actions: [Action] = []
-        let decision: BodyDecision
-        if status == 206 {
-            guard let start = contentRangeStart, start == requestedOffset else {
-                return (.reject("server sent a byte range starting at \(contentRangeStart.map(String.init) ?? "?") instead of \(requestedOffset)"), [])
-            }
-            decision = .append
+        let decision = Self.bodyDecision(status: status, contentRangeStart: contentRangeStart, requestedOffset: requestedOffset)
+        if case .reject = decision { return (decision, []) }
+        if decision == .append {
             if requestedOffset > 0 { actions.append(.emit(.resumed(offset: requestedOffset, expected: totalLength ?? record.expected))) }
         } else {
-            decision = .restartFromZero
             record.received = 0
             lastProgressBytes = 0
         }

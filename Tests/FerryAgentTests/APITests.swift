@@ -253,7 +253,7 @@ import Testing
         // --replace takes the name over; the old agent leaves.
         let first = try #require(h.agent)
         try h.startAgent(["--replace"])
-        first.waitUntilExit()
+        try h.waitForExit(first, "the replaced agent")
         #expect(first.terminationStatus != 0)
         #expect(try h.client().call("GetStatus").first?.dictValue?["pid"]?.int64Value == Int64(h.agent!.processIdentifier))
     }

@@ -100,7 +100,7 @@ import Testing
             return tasks.count == 3 && tasks.allSatisfy { $0.received == 50_000 }
         }
         kill(app.processIdentifier, SIGKILL)
-        app.waitUntilExit()
+        try h.waitForExit(app, "the app")
 
         try h.releaseHolds()
         try h.eventually("the relaunched app to finish handling", timeout: 60) {
@@ -144,7 +144,7 @@ import Testing
         let second = try h.spawnWaitable(Self.podcast, [h.faultURL("feed.xml"), "--download", "all", "--episodes", episodes])
         try h.eventually("both in flight") { try podcastTasks(client).count == 2 }
         try h.releaseHolds()
-        second.waitUntilExit()
+        try h.waitForExit(second, "the second run")
         #expect(second.terminationStatus == 0)
         try h.eventually("both files") {
             bodies.allSatisfy { (name, body) in (try? Data(contentsOf: URL(fileURLWithPath: episodes + "/" + name))) == body }

@@ -191,7 +191,7 @@ import Testing
         try h.eventually("transfer under way") { (try h.show(id)["received"] as? Int) == 100_000 }
         h.stopBus()
         let agent = try #require(h.agent)
-        agent.waitUntilExit()
+        try h.waitForExit(agent, "the agent")
         #expect(agent.terminationReason == .exit)
         #expect(h.agentLog.contains("the D-Bus session bus closed"), "\(h.agentLog)")
         #expect(!h.agentLog.contains("no D-Bus session bus"))

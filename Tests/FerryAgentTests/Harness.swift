@@ -457,6 +457,12 @@ final class Harness: @unchecked Sendable {
     /// A new, private connection to this harness's bus (each call: a new client).
     func client() throws -> BusClient { try BusClient(address: busAddress) }
 
+    /// Waits for a process to end by itself (bounded: a hang fails the test instead of CI).
+    func waitForExit(_ p: Process, _ what: String, timeout: Double = 60) throws {
+        try eventually("\(what) exited", timeout: timeout) { !p.isRunning }
+        p.waitUntilExit()
+    }
+
     /// Waits for a condition that an outside event makes true (bounded; fails the test on timeout).
     func eventually(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
