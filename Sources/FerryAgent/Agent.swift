@@ -284,9 +284,9 @@ public final class Agent {
             // CURLE_WRITE_ERROR with the errno: ENOSPC waits for space, the rest fails clearly.
             let outcome: TransferOutcome
             if let e = error as? TransferStartFailure {
-                outcome = TransferOutcome(curlCode: 23, curlMessage: e.message, httpStatus: 0, localErrno: e.errno, localMessage: e.message)
+                outcome = .localFailure(errno: e.errno, message: e.message)
             } else {
-                outcome = TransferOutcome(curlCode: 23, curlMessage: "\(error)", httpStatus: 0, localErrno: EACCES, localMessage: "\(error)")
+                outcome = .localFailure(errno: EACCES, message: "\(error)")
             }
             var m = machines[r.id]!
             let before = m
@@ -315,13 +315,12 @@ public final class Agent {
         launcherProgressChanged()
         if code == 0 && !t.began && !t.isUpload { _ = t.begin() }   // an empty body never reached the write callback
         absorb(t)
-        var curlCode = code
-        if t.rejection != nil { curlCode = 33 }
-        let outcome = TransferOutcome(curlCode: curlCode, curlMessage: t.rejection ?? t.errorMessage,
+        var outcome = TransferOutcome(curlCode: code, curlMessage: t.errorMessage,
                                       httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
                                       localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
-        if curlCode != 0 { log.info("task \(id): attempt ended: curl \(curlCode) HTTP \(outcome.httpStatus) \(outcome.curlMessage)") }
+        outcome.rejection = t.rejection
+        if code != 0 { log.info("task \(id): attempt ended: curl \(code) HTTP \(outcome.httpStatus) \(t.rejection ?? outcome.curlMessage)") }
         _ = try? withMachine(id) { m in
             _ = m.progressed(received: t.received, now: MainLoop.now)
             return m.transferEnded(outcome, backoff: settings.backoff, resourceDeadline: deadline(m.record),

@@ -14,6 +14,13 @@ public struct TransferOutcome: Sendable, Equatable {
     public var bytesThisAttempt: Int64
     /// The WWW-Authenticate header of a 401 answer.
     public var authenticate: String?
+    /// Why the shell refused the response's body (a byte range other than the one asked for).
+    public var rejection: String?
+
+    /// The attempt never started: the staging file could not be opened or its space claimed.
+    public static func localFailure(errno: Int32, message: String) -> TransferOutcome {
+        TransferOutcome(curlCode: 0, curlMessage: message, httpStatus: 0, localErrno: errno, localMessage: message)
+    }
 
     public init(curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
                 localErrno: Int32? = nil, localMessage: String? = nil, bytesThisAttempt: Int64 = 0,
@@ -56,13 +63,14 @@ public enum FailureClassifier {
             }
             return .permanent(name: "Failed", message: "cannot write the download: \(describeErrno(e))")
         }
+        if let why = o.rejection { return .rangeRejected(why) }
         if o.curlCode == 0 {
             if o.httpStatus == 416 { return .rangeRejected("server answered 416 Range Not Satisfiable") }
             if (200..<300).contains(o.httpStatus) { return .success }
             return classifyStatus(o)
         }
         if o.curlCode == 22 { return classifyStatus(o) }   // CURLE_HTTP_RETURNED_ERROR
-        if o.curlCode == 33 { return .rangeRejected("server refused the byte range") }
+        if o.curlCode == 33 { return .rangeRejected("server refused the byte range") }   // CURLE_RANGE_ERROR
         if transientCurl.contains(o.curlCode) {
             return .transient(o.curlMessage.isEmpty ? "network error (curl \(o.curlCode))" : o.curlMessage)
         }
