@@ -201,4 +201,23 @@ import Testing
         let refused = try h.ferry("upload", h.www + "/notes.bin", h.faultURL("nowhere/x"), "--wait")
         #expect(refused.status == 1 && refused.stderr.contains("404"))
     }
+
+    @Test func manySmallFilesReuseConnections() throws {
+        let h = try Harness()
+        try h.startNginx()
+        try h.startAgent(["--max-transfers", "16", "--max-per-host", "16"])
+        var requests: [Value] = []
+        for i in 0..<400 {
+            try h.makeFile("s\(i).bin", size: 4_096)
+            requests.append(.tuple([.string("http://127.0.0.1:\(h.nginxPort)/s\(i).bin"), .dict([:])]))
+        }
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Small"), .dict(["keep-events": .bool(false)])])
+        _ = try c.call("CreateDownloads", [.string("dev.ferry.test.Small"), .array(requests, elementType: "(sa{sv})")])
+        try h.eventually("400 files") { try FileManager.default.contentsOfDirectory(atPath: h.downloads).count == 400 }
+        // At most as many connections as transfers run at once: finished transfers hand theirs on.
+        let (served, connections) = try h.nginxConnections()
+        #expect(served == 400)
+        #expect(connections <= 16, "\(connections) connections for 400 requests")
+    }
 }

@@ -342,6 +342,8 @@ final class Harness: @unchecked Sendable {
         events { worker_connections 64; }
         http {
             access_log \(root)/nginx/logs/access.log;
+            log_format connections '$connection $request_uri';
+            access_log \(root)/nginx/logs/connections.log connections;
             client_body_temp_path \(root)/nginx/tmp;
             proxy_temp_path \(root)/nginx/tmp;
             fastcgi_temp_path \(root)/nginx/tmp;
@@ -362,6 +364,12 @@ final class Harness: @unchecked Sendable {
         // nginx has no readiness signal: wait until it accepts a connection.
         try eventually("nginx listening") { Self.canConnect(self.nginxPort) }
         return cert
+    }
+
+    /// How many TCP connections nginx served requests on (its $connection numbers).
+    func nginxConnections() throws -> (requests: Int, connections: Int) {
+        let lines = try String(contentsOfFile: root + "/nginx/logs/connections.log", encoding: .utf8).split(separator: "\n")
+        return (lines.count, Set(lines.map { $0.split(separator: " ").first ?? "" }).count)
     }
 
     static func freePort() throws -> Int {
