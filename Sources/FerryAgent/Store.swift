@@ -108,6 +108,26 @@ final class Store {
                 ALTER TABLE sessions ADD COLUMN finished_events INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        m.registerMigration("v3: task counts kept as tasks change") { db in
+            // GetStatus reads these seven rows instead of counting 100,000 tasks; the triggers
+            // change them in the same transaction as the task, so they cannot drift.
+            try db.execute(sql: """
+                CREATE TABLE task_counts(state TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO task_counts(state, n) SELECT state, COUNT(*) FROM tasks GROUP BY state;
+                CREATE TRIGGER task_counts_insert AFTER INSERT ON tasks BEGIN
+                    INSERT INTO task_counts(state, n) VALUES (NEW.state, 1)
+                    ON CONFLICT(state) DO UPDATE SET n = n + 1;
+                END;
+                CREATE TRIGGER task_counts_delete AFTER DELETE ON tasks BEGIN
+                    UPDATE task_counts SET n = n - 1 WHERE state = OLD.state;
+                END;
+                CREATE TRIGGER task_counts_update AFTER UPDATE OF state ON tasks WHEN OLD.state != NEW.state BEGIN
+                    UPDATE task_counts SET n = n - 1 WHERE state = OLD.state;
+                    INSERT INTO task_counts(state, n) VALUES (NEW.state, 1)
+                    ON CONFLICT(state) DO UPDATE SET n = n + 1;
+                END;
+                """)
+        }
         return m
     }
 
@@ -294,7 +314,7 @@ final class Store {
     func countsByState() throws -> [String: Int] {
         try read { db in
             var out: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM tasks GROUP BY state") {
+            for row in try Row.fetchAll(db, sql: "SELECT state, n FROM task_counts") {
                 out[row["state"]] = row["n"]
             }
             return out

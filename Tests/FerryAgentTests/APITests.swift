@@ -230,6 +230,20 @@ import Testing
         }
         let status = try #require(try c.call("GetStatus").first?.dictValue?["tasks"]?.dictValue)
         #expect(status["paused"]?.int64Value == Int64(n))
+        // The counts are kept as tasks change (not counted per call): they follow state changes
+        // and survive a restart.
+        let some = ids.prefix(3).compactMap(\.uint64Value)
+        _ = try c.call("Cancel", [.uint64(some[0])])
+        _ = try c.call("Cancel", [.uint64(some[1])])
+        _ = try c.call("Resume", [.uint64(some[2])])
+        h.killAgent()
+        try h.startAgent()
+        let counts = try #require(try h.client().call("GetStatus").first?.dictValue?["tasks"]?.dictValue)
+        let n64 = Int64(n)
+        #expect(counts["paused"]?.int64Value == n64 - 3)
+        #expect(counts["canceled"]?.int64Value == 2)
+        let active: [Int64] = ["queued", "running", "waiting", "failed"].map { counts[$0]?.int64Value ?? 0 }
+        #expect(active.reduce(0, +) == 1)
     }
 
     @Test func hostileServerFileNameStaysInTheDownloadFolder() throws {
