@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// How an app learns that the agent started it for a session's events (iOS's
@@ -9,7 +10,7 @@ import Foundation
 ///     }
 public enum FerryBackgroundLaunch {
     /// The environment variable the agent sets.
-    public static let environmentKey = "FERRY_BACKGROUND_SESSION"
+    public static let environmentKey = FerryRelease.backgroundSessionVariable
 
     /// The session this process was launched for, or nil for an ordinary start.
     public static var sessionIdentifier: String? {

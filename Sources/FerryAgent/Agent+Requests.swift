@@ -260,7 +260,7 @@ extension Agent {
         var counts: [String: Value] = [:]
         for s in TaskState.allCases { counts[s.rawValue] = .uint32(0) }
         for (k, v) in try store.countsByState() { counts[k] = .uint32(UInt32(v)) }
-        return ["version": .string(AgentVersion.string), "store": .string(store.path),
+        return ["version": .string(FerryRelease.version), "store": .string(store.path),
                 "pid": .int64(Int64(getpid())), "tasks": .dict(counts), "running": .uint32(UInt32(transfers.count)),
                 "badge": .uint32(UInt32(clamping: badge))]
     }

@@ -89,7 +89,7 @@ public final class BusService {
 
     private static let getProperty: GDBusInterfaceGetPropertyFunc = { _, _, _, _, name, _, _ in
         guard let name, String(cString: name) == "Version" else { return nil }
-        return Value.string(AgentVersion.string).makeGVariant()
+        return Value.string(FerryRelease.version).makeGVariant()
     }
 
     private static let methodCall: GDBusInterfaceMethodCallFunc = { _, sender, _, _, method, params, invocation, user in

@@ -7,7 +7,7 @@ import Logging
 /// handleEventsForBackgroundURLSession). The app finds its session identifier in
 /// FERRY_BACKGROUND_SESSION. Exits are reported so that the agent can throttle relaunches.
 enum Launcher {
-    static let environmentKey = "FERRY_BACKGROUND_SESSION"
+    static let environmentKey = FerryRelease.backgroundSessionVariable
 
     private final class ExitBox {
         let body: (Int32) -> Void

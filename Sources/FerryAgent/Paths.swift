@@ -1,16 +1,12 @@
 import CGLib
+import FerryBus
 import Foundation
 import Glibc
 
 /// Where the agent keeps things, per the XDG base directory spec.
 public enum Paths {
     /// $XDG_STATE_HOME/ferry (default ~/.local/state/ferry).
-    public static var defaultStateDirectory: String {
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (home + "/.local/state")
-        return base + "/ferry"
-    }
+    public static var defaultStateDirectory: String { StateDirectory.path }
 
     public static var home: String { String(cString: g_get_home_dir()) }
 

@@ -180,7 +180,7 @@ final class Transfer {
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
         if let ca = settings.caInfo { ferry_easy_setopt_str(easy, CURLOPT_CAINFO, ca) }
-        ferry_easy_setopt_str(easy, CURLOPT_USERAGENT, "ferry/\(AgentVersion.string)")
+        ferry_easy_setopt_str(easy, CURLOPT_USERAGENT, "ferry/\(FerryRelease.version)")
         ferry_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         if plan.offset > 0 {
             ferry_easy_setopt_str(easy, CURLOPT_RANGE, "\(plan.offset)-")

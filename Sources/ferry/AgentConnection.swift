@@ -33,8 +33,7 @@ struct AgentConnection {
     }
 
     static var logPath: String {
-        let base = ProcessInfo.processInfo.environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")
-        return base + "/ferry/ferryd.log"
+        StateDirectory.path + "/ferryd.log"
     }
 
     /// Starts the agent in its own session so it outlives this command and its terminal.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FerryCore
 
 @main
 struct FerryCommand: ParsableCommand {
@@ -6,7 +7,7 @@ struct FerryCommand: ParsableCommand {
         commandName: "ferry",
         abstract: "Background downloads that survive logout, crashes and reboots.",
         discussion: "Talks to the ferryd agent on the D-Bus session bus, starting it when needed.",
-        version: "0.1.0",
+        version: FerryRelease.version,
         subcommands: [Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
                       Watch.self, Status.self, View.self, Open.self])
 }

@@ -10,7 +10,7 @@ struct FerryDaemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferryd",
         abstract: "The Ferry agent: background downloads for this user, on the D-Bus session bus.",
-        version: AgentVersion.string)
+        version: FerryRelease.version)
 
     @Flag(help: "Take over dev.ferry.Agent1 from a running agent.")
     var replace = false
@@ -82,7 +82,7 @@ struct FerryDaemon: ParsableCommand {
             case .acquired:
                 do {
                     try agent.start()
-                    log.info("ferryd \(AgentVersion.string) ready on the session bus; state in \(settings.stateDirectory)")
+                    log.info("ferryd \(FerryRelease.version) ready on the session bus; state in \(settings.stateDirectory)")
                 } catch {
                     log.critical("cannot start: \(error)")
                     exitCode = 1
