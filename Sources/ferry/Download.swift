@@ -15,14 +15,9 @@ struct Download: ParsableCommand {
     var dir: String?
     @Option(help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').")
     var output: String?
-    @Option(help: "Session to queue the task in (default: the CLI's own session).")
-    var session: String?
     @Option(help: "Expected SHA-256 of the file, in hex; a mismatch fails the task.")
     var sha256: String?
-    @Option(help: "A note stored with the task.")
-    var description: String?
-    @Flag(help: "Wait until the file is complete (progress bar on a terminal); exit 0 on success.")
-    var wait = false
+    @OptionGroup var task: TaskOptions
 
     func validate() throws {
         if dir != nil && output != nil { throw ValidationError("give either --dir or --output, not both") }
@@ -30,15 +25,14 @@ struct Download: ParsableCommand {
 
     func run() throws {
         let agent = try AgentConnection()
-        var options: [String: Value] = [:]
+        var options = task.busOptions
         let cwd = FileManager.default.currentDirectoryPath
         func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
         if let dir { options["directory"] = .string(absolute(dir)) }
         if let output { options["output"] = .string(absolute(output)) }
         if let sha256 { options["sha256"] = .string(sha256) }
-        if let description { options["description"] = .string(description) }
-        let id = try agent.createTask("CreateDownload", session: session, [.string(url), .dict(options)])
-        if wait { try Self.waitFor(id, agent: agent) }
+        let id = try agent.createTask("CreateDownload", session: task.session, [.string(url), .dict(options)])
+        if task.wait { try Self.waitFor(id, agent: agent) }
     }
 
     /// Follows one task until it ends, woken by the agent's TaskChanged signal (and, on a
