@@ -92,16 +92,23 @@ struct AgentConnection {
         return info
     }
 
-    /// Every task (optionally of one session), fetched page by page.
-    func allTasks(session: String?) throws -> [TaskInfo] {
-        var out: [TaskInfo] = []
+    /// Every task (optionally of one session), a page at a time as the agent sends them: a
+    /// listing of 100,000 tasks never sits in memory whole.
+    func forEachPage(session: String?, _ body: ([TaskInfo]) throws -> Void) throws {
         var after: UInt64 = 0
         while true {
             let reply = try client.call("ListTasks", [.string(session ?? ""), .uint64(after), .uint32(1000)])
             let page = (reply.first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
-            out.append(contentsOf: page)
-            guard page.count == 1000, let last = page.last else { return out }
+            try body(page)
+            guard page.count == 1000, let last = page.last else { return }
             after = UInt64(last.id)
         }
+    }
+
+    /// Every task (optionally of one session).
+    func allTasks(session: String?) throws -> [TaskInfo] {
+        var out: [TaskInfo] = []
+        try forEachPage(session: session) { out.append(contentsOf: $0) }
+        return out
     }
 }

@@ -14,6 +14,21 @@ enum Output {
                 "kind": t.kind.rawValue, "method": t.method]
     }
 
+    /// Prints the JSON array of tasks that come in pages, each page as soon as it is there; the
+    /// text is the same as `printJSON` of the whole array of `json(task)` objects.
+    static func streamJSONArray(_ produce: (_ emit: ([TaskInfo]) throws -> Void) throws -> Void) throws {
+        var first = true
+        try produce { page in
+            var text = ""
+            for t in page {
+                text += (first ? "[\n" : ",\n") + TaskJSON.text(t, indent: 2)
+                first = false
+            }
+            print(text, terminator: "")
+        }
+        print(first ? "[\n\n]" : "\n]")
+    }
+
     static func printJSON(_ object: Any) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         print(String(decoding: data, as: UTF8.self))

@@ -18,10 +18,10 @@ struct List: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let tasks = try AgentConnection().allTasks(session: session)
-            if json { return try Output.printJSON(tasks.map(Output.json)) }
+            let agent = try AgentConnection()
+            if json { return try Output.streamJSONArray { emit in try agent.forEachPage(session: session, emit) } }
             print(Output.header)
-            for t in tasks { print(Output.line(t)) }
+            try agent.forEachPage(session: session) { page in for t in page { print(Output.line(t)) } }
         }
     }
 }
