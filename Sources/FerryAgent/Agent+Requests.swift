@@ -213,6 +213,30 @@ extension Agent {
     func resume(_ id: Int64) throws { try withMachine(id) { try $0.resume(now: MainLoop.now) }; scheduleSoon() }
     func cancel(_ id: Int64) throws { try notSaving(id); try withMachine(id) { try $0.cancel(keepPartial: false, now: MainLoop.now) } }
 
+    /// Housekeeping: ended tasks leave the list; the user's files stay, kept partial and
+    /// quarantined bytes go. All or nothing.
+    func removeTasks(_ ids: [Int64]) throws {
+        for id in ids {
+            let r = try task(id)
+            guard r.state.isFinal, !finalizing.contains(id) else {
+                throw FerryError(.invalidState, "task \(id) is \(r.state.rawValue): cancel it before removing it from the list")
+            }
+        }
+        try store.deleteTasks(ids)
+        for id in ids {
+            unlink(stagingPath(id))
+            unlink(quarantinePath(id))
+            machines[id] = nil
+            spaceWarned.remove(id)
+        }
+    }
+
+    func clearFinished(session: String) throws -> Int {
+        let ids = try store.endedTaskIDs(session: session.isEmpty ? nil : session)
+        try removeTasks(ids)
+        return ids.count
+    }
+
     /// A file being verified and moved into place is past stopping: its bytes are all there.
     private func notSaving(_ id: Int64) throws {
         guard !finalizing.contains(id) else {

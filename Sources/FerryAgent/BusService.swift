@@ -154,6 +154,10 @@ public final class BusService {
             try agent.acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0); return []
         case "ResetBadge":
             agent.resetBadge(); return []
+        case "RemoveTasks":
+            try agent.removeTasks((a[0].arrayValue ?? []).compactMap(\.int64Value)); return []
+        case "ClearFinished":
+            return [.uint32(UInt32(clamping: try agent.clearFinished(session: s(0))))]
         case "GetStatus":
             return [.dict(try agent.status())]
         default:

@@ -296,6 +296,25 @@ final class Store {
         }
     }
 
+    /// Removes tasks from the list (one transaction).
+    func deleteTasks(_ ids: [Int64]) throws {
+        try write { db in
+            let stmt = try db.makeStatement(sql: "DELETE FROM tasks WHERE id = ?")
+            for id in ids { try stmt.execute(arguments: [id]) }
+        }
+    }
+
+    /// Ended tasks (completed, failed, canceled), of one session or all.
+    func endedTaskIDs(session: String?) throws -> [Int64] {
+        try read { db in
+            if let session {
+                return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE session = ? AND state IN ('completed', 'failed', 'canceled')",
+                                          arguments: [session])
+            }
+            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled')")
+        }
+    }
+
     /// A task whose change the store refused continues: running (as stored) → queued.
     func requeueIfRunning(_ id: Int64, now: Int64) throws {
         try write { db in

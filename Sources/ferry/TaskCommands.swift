@@ -67,6 +67,29 @@ struct Cancel: ParsableCommand {
     func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Cancel", [.uint64(UInt64(id))]) } }
 }
 
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove ended tasks from the list (downloaded files stay where they are).")
+    @Argument(help: "Task ids.") var ids: [Int64]
+    func run() throws {
+        try reportingErrors {
+            _ = try AgentConnection().client.call("RemoveTasks", [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")])
+        }
+    }
+}
+
+struct Clear: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove every completed, failed and canceled task from the list (files stay); prints how many.")
+    @Option(help: "Only this session's tasks.") var session: String?
+    func run() throws {
+        try reportingErrors {
+            let n = try AgentConnection().client.call("ClearFinished", [.string(session ?? "")]).first?.int64Value ?? 0
+            print(n)
+        }
+    }
+}
+
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Agent version, task counts by state, store path.")
     @Flag(help: "Print JSON.") var json = false

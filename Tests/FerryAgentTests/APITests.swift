@@ -345,4 +345,45 @@ import Testing
         #expect(called.count >= 15)
         #expect(called.subtracting(declared).isEmpty, "called but not declared: \(called.subtracting(declared))")
     }
+
+    @Test func removingTasksKeepsFilesAndRefusesActiveOnes() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("keep.bin", size: 20_000)
+        try h.makeFile("part.bin", size: 300_000)
+        let done = try #require(Int64(try h.ferry("download", h.faultURL("keep.bin"), "--wait").stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let gone = try #require(Int64(try h.ferry("download", h.faultURL("missing.bin"), "--wait").stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        // A canceled task whose bytes were kept for resume data.
+        let c = try h.client()
+        let held = try #require(Int64(try h.ferry("download", h.faultURL("part.bin", "hold=100000")).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try h.eventually("bytes in staging") { (try h.show(held)["received"] as? Int) == 100_000 }
+        _ = try c.call("CancelProducingResumeData", [.uint64(UInt64(held))])
+        #expect(FileManager.default.fileExists(atPath: "\(h.state)/staging/\(held).part"))
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Rm"), .dict([:])])
+        let paused = try #require(try c.call("CreateDownload", [.string("dev.ferry.test.Rm"), .string(h.faultURL("keep.bin")),
+                                                                .dict(["paused": .bool(true)])]).first?.uint64Value.map(Int64.init))
+
+        // An active task in the list refuses the whole call, naming it.
+        do {
+            _ = try c.call("RemoveTasks", [.array([.uint64(UInt64(done)), .uint64(UInt64(paused))], elementType: "t")])
+            Issue.record("an active task was removed")
+        } catch let e as FerryError {
+            #expect(e.kind == .invalidState && e.message.contains("task \(paused)"), "\(e)")
+        }
+        #expect(try h.ferry("show", String(done)).status == 0)
+
+        // Ended tasks go; the downloaded file stays; kept partial bytes are discarded.
+        #expect(try h.ferry("remove", String(done), String(held)).status == 0)
+        #expect(try h.ferry("show", String(done)).status != 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/keep.bin")) == data)
+        #expect(!FileManager.default.fileExists(atPath: "\(h.state)/staging/\(held).part"))
+        // Clear takes the rest of the ended ones (the failed download) and leaves the paused one.
+        let cleared = try h.ferry("clear")
+        #expect(cleared.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(cleared.stdout)")
+        #expect(try h.ferry("show", String(gone)).status != 0)
+        #expect(try h.show(paused)["state"] as? String == "paused")
+        let counts = try #require(try c.call("GetStatus").first?.dictValue?["tasks"]?.dictValue)
+        #expect(counts["completed"]?.int64Value == 0 && counts["failed"]?.int64Value == 0 && counts["paused"]?.int64Value == 1)
+    }
 }
