@@ -16,6 +16,8 @@ public struct AgentSettings: Sendable {
     public var popupWindowMilliseconds: UInt32 = 1_000
     /// First look at a full disk again after this long (doubling up to ten times as long).
     public var spaceRecheckMilliseconds: Int64 = 30_000
+    /// Ended tasks leave the list by themselves after this long (0: never). Files stay.
+    public var keepEndedMicroseconds: Int64 = 30 * 86_400 * 1_000_000
     public init() {}
 }
 
@@ -44,6 +46,8 @@ public final class Agent {
     /// Tasks whose last change the store refused (disk full): they wait until it commits again.
     var storeBlocked: Set<Int64> = []
     var storeRecheckTimer: UInt32 = 0
+    /// When ended tasks were last pruned from the list (see `pruneEndedTasks`).
+    var lastPrune: Int64 = 0
     /// What the network monitor said last (nil before the first look).
     var networkWasAvailable: Bool?
     /// Tasks whose file is being verified and moved into place on the worker thread.
@@ -96,6 +100,7 @@ public final class Agent {
     /// Restores state after a start (or a crash) and starts whatever may run.
     public func start() throws {
         removeLeftoversOfCompletedTasks()
+        pruneEndedTasks()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
@@ -114,6 +119,23 @@ public final class Agent {
             guard let self else { return false }
             for id in self.queues.keys { self.considerLaunch(id) }
             return false
+        }
+    }
+
+    /// Retention: ended tasks older than `keepEndedMicroseconds` leave the list (their files
+    /// stay). Looked at when the agent starts and when a task ends, at most once an hour: no
+    /// timer of its own, so an idle agent never wakes up for it.
+    func pruneEndedTasks() {
+        let now = MainLoop.now, keep = settings.keepEndedMicroseconds
+        guard keep > 0, now - lastPrune >= 3_600_000_000 || lastPrune == 0 else { return }
+        lastPrune = now
+        do {
+            let old = try store.endedTaskIDs(session: nil, updatedBefore: now - keep)
+            guard !old.isEmpty else { return }
+            try removeTasks(old)
+            log.info("removed \(old.count) task(s) that ended more than \(keep / 86_400_000_000) day(s) ago from the list")
+        } catch {
+            log.error("cannot prune ended tasks: \(error)")
         }
     }
 
@@ -169,7 +191,10 @@ public final class Agent {
         if record.state.isFinal || record.state == .paused || (record.state == .waiting && record.reason != .space) {
             spaceWarned.remove(id)
         }
-        if record.state.isFinal { credentials[id] = nil }   // an app's password lives no longer than its task
+        if record.state.isFinal {
+            credentials[id] = nil   // an app's password lives no longer than its task
+            pruneEndedTasks()
+        }
         return record
     }
 

@@ -304,14 +304,17 @@ final class Store {
         }
     }
 
-    /// Ended tasks (completed, failed, canceled), of one session or all.
-    func endedTaskIDs(session: String?) throws -> [Int64] {
+    /// Ended tasks (completed, failed, canceled), of one session or all, optionally only those
+    /// that ended before a time (µs).
+    func endedTaskIDs(session: String?, updatedBefore: Int64 = .max) throws -> [Int64] {
         try read { db in
             if let session {
-                return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE session = ? AND state IN ('completed', 'failed', 'canceled')",
-                                          arguments: [session])
+                return try Int64.fetchAll(db, sql: """
+                    SELECT id FROM tasks WHERE session = ? AND state IN ('completed', 'failed', 'canceled') AND updated < ?
+                    """, arguments: [session, updatedBefore])
             }
-            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled')")
+            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled') AND updated < ?",
+                                      arguments: [updatedBefore])
         }
     }
 

@@ -40,6 +40,8 @@ struct FerryDaemon: ParsableCommand {
     var stateReserveMb: Int64 = 64
     @Option(help: "Percent of the state folder's disk kept free (when more than --state-reserve-mb).")
     var stateReservePercent: Double = 1
+    @Option(help: "Days after which ended tasks leave the list by themselves (0: never); files stay.")
+    var keepEndedDays: Double = 30
     @Option(help: "Log level: trace, debug, info, notice, warning, error.")
     var logLevel: String = "info"
 
@@ -71,6 +73,7 @@ struct FerryDaemon: ParsableCommand {
         settings.popups = !noPopups
         settings.popupWindowMilliseconds = popupWindowMs
         settings.spaceRecheckMilliseconds = Int64(spaceRecheck * 1_000)
+        settings.keepEndedMicroseconds = Int64(keepEndedDays * 86_400 * 1_000_000)
         settings.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
 
         let loop = MainLoop()

@@ -386,4 +386,25 @@ import Testing
         let counts = try #require(try c.call("GetStatus").first?.dictValue?["tasks"]?.dictValue)
         #expect(counts["completed"]?.int64Value == 0 && counts["failed"]?.int64Value == 0 && counts["paused"]?.int64Value == 1)
     }
+
+    @Test func endedTasksLeaveTheListAfterTheRetentionTime() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let data = try h.makeFile("old.bin", size: 1_000)
+        let id = try #require(Int64(try h.ferry("download", h.faultURL("old.bin"), "--wait").stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Keep"), .dict([:])])
+        let waiting = try #require(try c.call("CreateDownload", [.string("dev.ferry.test.Keep"), .string(h.faultURL("old.bin")),
+                                                                 .dict(["paused": .bool(true)])]).first?.uint64Value)
+        // Let the task's end be over a second in the past, then keep ended tasks for 0.86 s.
+        let ended = try #require(try h.show(id)["updated"] as? Int)
+        try h.eventually("a second passed") { Int(Date().timeIntervalSince1970) > ended + 1 }
+        h.killAgent(signal: SIGTERM)
+        try h.startAgent(["--keep-ended-days", "0.00001"])
+        #expect(try h.ferry("show", String(id)).status != 0, "the ended task is still listed")
+        #expect(try h.show(Int64(waiting))["state"] as? String == "paused")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/old.bin")) == data)
+        #expect(h.agentLog.contains("removed 1 task(s) that ended more than"))
+    }
 }
