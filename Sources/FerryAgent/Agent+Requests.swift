@@ -224,8 +224,7 @@ extension Agent {
         }
         try store.deleteTasks(ids)
         for id in ids {
-            unlink(stagingPath(id))
-            unlink(quarantinePath(id))
+            discardBytes(id)
             machines[id] = nil
             spaceWarned.remove(id)
         }

@@ -73,6 +73,11 @@ public final class Agent {
     /// Per-session folders where finished files wait for their app.
     static func inboxRoot(_ settings: AgentSettings) -> String { settings.stateDirectory + "/inbox/" }
     func stagingPath(_ id: Int64) -> String { "\(stagingDirectory)/\(id).part" }
+    /// Removes a task's kept partial (staging) or quarantined bytes; never a delivered file.
+    func discardBytes(_ id: Int64) {
+        unlink(stagingPath(id))
+        unlink(quarantinePath(id))
+    }
     /// Finished bytes that failed their checksum: kept for the user to look at, never delivered.
     var quarantineDirectory: String { settings.stateDirectory + "/quarantine" }
     func quarantinePath(_ id: Int64) -> String { "\(quarantineDirectory)/\(id).part" }
@@ -100,7 +105,6 @@ public final class Agent {
     /// Restores state after a start (or a crash) and starts whatever may run.
     public func start() throws {
         removeLeftoversOfCompletedTasks()
-        pruneEndedTasks()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         queues = try store.loadEventQueues()
@@ -113,6 +117,7 @@ public final class Agent {
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         armRetryTimer()
         scheduleSoon()
+        MainLoop.idle { [weak self] in self?.pruneEndedTasks() }   // after the first answers
         // Events that waited across a restart (or a reboot) may need their app. Apps still
         // running reopen their sessions when they see the new agent: give them a moment first.
         _ = MainLoop.addTimer(milliseconds: 2_000) { [weak self] in
@@ -268,8 +273,7 @@ public final class Agent {
                     scheduleSoon()
                 }
             case .discardPartial:
-                unlink(stagingPath(id))
-                unlink(quarantinePath(id))
+                discardBytes(id)
             case .quarantine:
                 rename(stagingPath(id), quarantinePath(id))
             case .warnNoSpace:

@@ -63,6 +63,8 @@ final class Transfer {
     private let reserve: SpaceReserve
     /// Bytes written since the last look at the state disk's free space.
     private var sinceSpaceCheck: Int64 = 0
+    /// Bytes up to here have their disk blocks claimed (no need to look at free space again).
+    private var claimedUpTo: Int64 = 0
     /// curl hands the body over in 16 kB pieces; writing each costs a syscall. Pieces are gathered
     /// here and written once per socket wake-up (`flush`), up to a few hundred kB at a time.
     private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 << 20, alignment: 64)
@@ -161,6 +163,7 @@ final class Transfer {
             localMessage = "no space left for the download's \(remaining) remaining bytes on the disk holding Ferry's state folder"
             return false
         }
+        claimedUpTo = length
         return true
     }
 
@@ -239,8 +242,10 @@ final class Transfer {
             total = length >= 0 ? length : nil
         }
         let decision = TaskMachine.bodyDecision(status: status, contentRangeStart: rangeStart, requestedOffset: requestedOffset)
-        head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: total, etag: header("ETag"),
-                            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"))
+        if case .reject = decision {} else {
+            head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: total, etag: header("ETag"),
+                                lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"))
+        }
         switch decision {
         case .append:
             return total.map { reserveSpace(upTo: $0) } ?? true
@@ -250,7 +255,6 @@ final class Transfer {
             if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
             return total.map { reserveSpace(upTo: $0) } ?? true
         case .reject(let why):
-            head = nil
             rejection = why
             return false
         }
@@ -305,8 +309,8 @@ final class Transfer {
         CrashPoint.reached(.checkpointWritten)
         sinceSpaceCheck += Int64(pendingCount)
         pendingCount = 0
-        // A body of unknown length: look at the reserve every few MiB (one statvfs).
-        if ok && sinceSpaceCheck >= 4 << 20 { return reserveSpace(upTo: received) }
+        // Beyond the claimed blocks (a body of unknown length): look at the reserve every few MiB.
+        if ok && received > claimedUpTo && sinceSpaceCheck >= 4 << 20 { return reserveSpace(upTo: received) }
         return ok
     }
 
