@@ -2,6 +2,7 @@ import CFerryShim
 import CGLib
 import FerryBus
 import FerryCore
+import Glibc
 import Logging
 
 /// Owns dev.ferry.Agent1 on the session bus and exports the interface compiled in from
@@ -107,70 +108,98 @@ public final class BusService {
         }
     }
 
-    /// One line per method: unpack the (already type-checked) arguments, call the agent, pack the reply.
+    /// One line per method: unpack the (already type-checked) arguments into a request, hand it
+    /// to the agent, pack the reply.
     func dispatch(_ method: String, _ a: [Value], sender: String) throws -> [Value] {
         func s(_ i: Int) -> String { a[i].stringValue ?? "" }
         func t(_ i: Int) -> Int64 { a[i].int64Value ?? 0 }
         func u(_ i: Int) -> Int { Int(a[i].int64Value ?? 0) }
         func d(_ i: Int) -> [String: Value] { a[i].dictValue ?? [:] }
+        let request: AgentRequest
         switch method {
         case "OpenSession":
-            let reply = try agent.openSession(s(0), d(1))
-            if !sender.isEmpty { agent.clientOpened(session: s(0), peer: sender) }
-            return [.dict(reply)]
+            try AgentCore.validateSessionIdentifier(s(0))
+            let options = try RequestDecoder.sessionOptions(d(1))
+            // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
+            let inbox = AgentCore.inbox(stateDirectory: agent.settings.stateDirectory, session: s(0))
+            guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
+            request = .openSession(s(0), options, peer: sender)
         case "CreateUpload":
-            return [.uint64(UInt64(try agent.createUpload(session: s(0), url: s(1), file: s(2), options: d(3))))]
-        case "AnswerChallenge": try agent.answerChallenge(t(0), d(1)); return []
-        case "FinishedHandlingEvents": try agent.finishedHandlingEvents(session: s(0)); return []
-        case "InvalidateSession":
-            try agent.invalidateSession(s(0), cancelTasks: a[1].boolValue ?? false); return []
-        case "GetSession":
-            return [.dict(try agent.sessionInfo(s(0)))]
-        case "CreateDownload":
-            return [.uint64(UInt64(try agent.createDownloads(session: s(0), [(s(1), d(2))])[0]))]
+            request = .createTasks(session: s(0), [try RequestDecoder.upload(url: s(1), file: s(2), d(3))])
+        case "AnswerChallenge": request = .answerChallenge(t(0), try RequestDecoder.challengeReply(d(1)))
+        case "FinishedHandlingEvents": request = .finishedHandlingEvents(s(0))
+        case "InvalidateSession": request = .invalidateSession(s(0), cancelTasks: a[1].boolValue ?? false)
+        case "GetSession": request = .getSession(s(0))
+        case "CreateDownload": request = .createTasks(session: s(0), [try RequestDecoder.download(url: s(1), d(2))])
         case "CreateDownloads":
             let requests: [(String, [String: Value])] = (a[1].arrayValue ?? []).map { item in
                 let pair = item.tupleValue ?? []
                 return (pair.first?.stringValue ?? "", pair.count > 1 ? pair[1].dictValue ?? [:] : [:])
             }
             guard !requests.isEmpty else { throw FerryError(.invalidArgument, "no requests given") }
-            return [.array(try agent.createDownloads(session: s(0), requests).map { .uint64(UInt64($0)) }, elementType: "t")]
+            request = .createTasks(session: s(0), try RequestDecoder.downloads(requests))
         case "CreateDownloadFromResumeData":
-            return [.uint64(UInt64(try agent.createFromResumeData(session: s(0), a[1].bytesValue ?? [], d(2))))]
-        case "ListTasks":
-            let list = try agent.listTasks(session: s(0), after: t(1), limit: u(2))
-            return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
-        case "GetTask":
-            return [.dict(TaskInfo(try agent.task(t(0))).dictionary)]
-        case "Pause": try agent.pause(t(0)); return []
-        case "Resume": try agent.resume(t(0)); return []
-        case "Cancel": try agent.cancel(t(0)); return []
-        case "CancelProducingResumeData":
-            return [.bytes(try agent.cancelProducingResumeData(t(0)))]
-        case "FetchEvents":
-            let events = try agent.fetchEvents(session: s(0), after: a[1].uint64Value ?? 0, limit: u(2))
-            return [.array(events.map(eventValue), elementType: "(tsta{sv})")]
-        case "AcknowledgeEvents":
-            try agent.acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0); return []
-        case "ResetBadge":
-            agent.resetBadge(); return []
-        case "RemoveTasks":
-            try agent.removeTasks((a[0].arrayValue ?? []).compactMap(\.int64Value)); return []
-        case "ClearFinished":
-            return [.uint32(UInt32(clamping: try agent.clearFinished(session: s(0))))]
-        case "GetStatus":
-            return [.dict(try agent.status())]
-        default:
-            throw FerryError(.invalidArgument, "unknown method \(method)")
+            let data = try ResumeData.decode(a[1].bytesValue ?? [])
+            let draft = try RequestDecoder.download(url: data.url, d(2))
+            request = .createFromResumeData(session: s(0), data, draft, destinationGiven: d(2)["directory"] != nil || d(2)["output"] != nil)
+        case "ListTasks": request = .listTasks(session: s(0), after: t(1), limit: u(2))
+        case "GetTask": request = .getTask(t(0))
+        case "Pause": request = .pause(t(0))
+        case "Resume": request = .resume(t(0))
+        case "Cancel": request = .cancel(t(0))
+        case "CancelProducingResumeData": request = .cancelProducingResumeData(t(0))
+        case "FetchEvents": request = .fetchEvents(session: s(0), after: a[1].uint64Value ?? 0, limit: u(2))
+        case "AcknowledgeEvents": request = .acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0)
+        case "ResetBadge": request = .resetBadge
+        case "RemoveTasks": request = .removeTasks((a[0].arrayValue ?? []).compactMap(\.int64Value))
+        case "ClearFinished": request = .clearFinished(session: s(0))
+        case "GetStatus": request = .status
+        default: throw FerryError(.invalidArgument, "unknown method \(method)")
         }
+        return encode(try agent.request(request), method: method)
     }
 
-    /// A queued event as FetchEvents returns it; a resumable completion carries its resume data.
-    private func eventValue(_ e: QueuedEvent) -> Value {
-        guard case .completed(_, _, true) = e.event, let blob = agent.resumeData(for: e.task) else { return e.busValue }
-        var data = e.event.data
-        data["resume-data"] = .bytes(blob)
-        return .tuple([.uint64(e.seq), .string(e.event.kind), .uint64(UInt64(e.task)), .dict(data)])
+    /// A reply as the interface XML says it goes out.
+    private func encode(_ reply: AgentReply, method: String) -> [Value] {
+        switch reply {
+        case .none: return []
+        case .session(let id, let created, let latest, let inbox):
+            return [.dict(["identifier": .string(id), "created": .bool(created), "latest-seq": .uint64(latest), "inbox": .string(inbox)])]
+        case .taskIDs(let ids):
+            if method == "CreateDownloads" { return [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")] }
+            return [.uint64(UInt64(ids[0]))]
+        case .tasks(let list): return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
+        case .task(let r): return [.dict(TaskInfo(r).dictionary)]
+        case .resumeData(let blob): return [.bytes(blob)]
+        case .events(let events, let blobs):
+            return [.array(events.map { e in
+                // A resumable completion carries its resume data.
+                guard let blob = blobs[e.task], case .completed(_, _, true) = e.event else { return e.busValue }
+                var data = e.event.data
+                data["resume-data"] = .bytes(blob)
+                return .tuple([.uint64(e.seq), .string(e.event.kind), .uint64(UInt64(e.task)), .dict(data)])
+            }, elementType: "(tsta{sv})")]
+        case .count(let n): return [.uint32(UInt32(clamping: n))]
+        case .status(let counts, let running, let badge):
+            var tasks: [String: Value] = [:]
+            for s in TaskState.allCases { tasks[s.rawValue] = .uint32(UInt32(clamping: counts[s.rawValue] ?? 0)) }
+            return [.dict(["version": .string(FerryRelease.version), "store": .string(agent.store.path),
+                           "pid": .int64(Int64(getpid())), "tasks": .dict(tasks), "running": .uint32(UInt32(clamping: running)),
+                           "badge": .uint32(UInt32(clamping: badge))])]
+        case .sessionInfo(let i):
+            let config = i.configuration
+            var c: [String: Value] = [
+                "launch-command": .strings(config.launchCommand), "discretionary": .bool(config.discretionary),
+                "allow-metered": .bool(config.allowMetered), "per-host-limit": .uint32(UInt32(clamping: config.perHostLimit)),
+                "request-timeout": .uint32(UInt32(clamping: config.requestTimeout)),
+                "resource-timeout": .uint32(UInt32(clamping: config.resourceTimeout)),
+                "popups": .bool(config.popups), "keep-events": .bool(config.keepEvents)]
+            if let d = config.defaultDirectory { c["default-directory"] = .string(d) }
+            return [.dict(["identifier": .string(i.identifier), "configuration": .dict(c),
+                           "clients": .uint32(UInt32(clamping: i.clients)), "pending-events": .uint32(UInt32(clamping: i.pendingEvents)),
+                           "latest-seq": .uint64(i.latestSeq), "invalidating": .bool(config.invalidating),
+                           "relaunch": .string(i.relaunch), "finished-events": .int64(i.finishedEvents)])]
+        }
     }
 
     /// Clients that leave the bus are no longer connected to their sessions.
@@ -181,7 +210,7 @@ public final class BusService {
             let args = params.map { Value($0).tupleValue ?? [] } ?? []
             guard args.count == 3, let name = args[0].stringValue, name.hasPrefix(":"),
                   args[2].stringValue == "" else { return }
-            Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().agent.peerVanished(name)
+            Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().agent.feed(.peerLeft(name))
         }, me, nil)
     }
 

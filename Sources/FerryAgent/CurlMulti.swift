@@ -12,6 +12,8 @@ final class CurlMulti {
     var onDone: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
     /// Called after each round of socket work, before finished transfers are reported.
     var afterAction: () -> Void = {}
+    /// Wraps each round (socket work, then its reports): the agent makes it one turn.
+    var around: (() -> Void) -> Void = { $0() }
 
     private var watches: [Int32: UInt32] = [:]   // socket -> GLib source id
     /// True while curl runs its callbacks (loop thread only). The store and the bus assert it is
@@ -118,15 +120,17 @@ final class CurlMulti {
     }
 
     private func action(socket: Int32, flags: Int32) {
-        var running: Int32 = 0
-        Self.insideCurl = true
-        curl_multi_socket_action(multi, socket, flags, &running)
-        Self.insideCurl = false
-        afterAction()
-        var easy: UnsafeMutableRawPointer?
-        var result = CURLE_OK
-        while ferry_multi_next_done(multi, &easy, &result) != 0, let e = easy {
-            onDone(e, result)
+        around { [self] in
+            var running: Int32 = 0
+            Self.insideCurl = true
+            curl_multi_socket_action(multi, socket, flags, &running)
+            Self.insideCurl = false
+            afterAction()
+            var easy: UnsafeMutableRawPointer?
+            var result = CURLE_OK
+            while ferry_multi_next_done(multi, &easy, &result) != 0, let e = easy {
+                onDone(e, result)
+            }
         }
     }
 }

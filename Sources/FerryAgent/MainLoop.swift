@@ -45,6 +45,12 @@ public final class MainLoop {
         g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, sourceFn, box, release)
     }
 
+    /// An idle source (runs when nothing else is ready) that can be cancelled.
+    public static func addIdle(_ body: @escaping () -> Bool) -> UInt32 {
+        let box = Unmanaged.passRetained(Callback(body)).toOpaque()
+        return g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, sourceFn, box, release)
+    }
+
     public static func cancel(_ source: UInt32) {
         if source != 0 { g_source_remove(source) }
     }

@@ -1,5 +1,6 @@
 import CFerryShim
 import CGLib
+import FerryCore
 
 /// Follows GIO's network monitor (NetworkManager, else netlink). "network-changed" is noisy,
 /// so changes are debounced into one callback per second at most.
@@ -7,7 +8,7 @@ final class NetworkWatch {
     private let monitor: OpaquePointer?
     private let power: OpaquePointer?
     private var debounce: UInt32 = 0
-    var onChange: (Bool) -> Void = { _ in }
+    var onChange: (NetworkState) -> Void = { _ in }
 
     init() {
         monitor = g_network_monitor_get_default()
@@ -26,6 +27,8 @@ final class NetworkWatch {
         ferry_signal_connect(UnsafeMutableRawPointer(monitor), "network-changed",
                              unsafeBitCast(handler, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque())
     }
+
+    var state: NetworkState { NetworkState(available: available, metered: metered, powerSaver: powerSaver) }
 
     var available: Bool {
         guard let monitor else { return true }
@@ -49,7 +52,7 @@ final class NetworkWatch {
         debounce = MainLoop.addTimer(milliseconds: 1_000) { [weak self] in
             guard let self else { return false }
             self.debounce = 0
-            self.onChange(self.available)
+            self.onChange(self.state)
             return false
         }
     }

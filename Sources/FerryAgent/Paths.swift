@@ -1,5 +1,6 @@
 import CGLib
 import FerryBus
+import FerryCore
 import Foundation
 import Glibc
 
@@ -26,6 +27,14 @@ public enum Paths {
     @discardableResult
     public static func mkdirAll(_ path: String, mode: mode_t) -> Bool {
         g_mkdir_with_parents(path, Int32(mode)) == 0
+    }
+
+    /// A task's partial download while it transfers.
+    static func staging(_ stateDirectory: String, task: Int64) -> String { "\(stateDirectory)/staging/\(task).part" }
+
+    /// Finished bytes that failed their checksum: kept for the user to look at, never delivered.
+    static func quarantine(_ stateDirectory: String, task: Int64) -> String {
+        AgentCore.quarantinePath(stateDirectory: stateDirectory, task: task)
     }
 
     public static func isWritableDirectory(_ path: String) -> Bool {

@@ -3,17 +3,6 @@ import CFerryShim
 import FerryCore
 import Glibc
 
-/// The headers of the response a transfer's body comes from, kept for the agent to read after
-/// curl returns (nothing is decided or stored inside a curl callback).
-struct ResponseHead {
-    var status: Int
-    var contentRangeStart: Int64?
-    var totalLength: Int64?
-    var etag: String?
-    var lastModified: String?
-    var contentDisposition: String?
-}
-
 /// Settings that apply to every transfer.
 public struct TransferSettings: Sendable {
     public var stallSeconds: Int = 60
@@ -30,12 +19,6 @@ public struct TransferSettings: Sendable {
 struct TransferStartFailure: Error {
     var errno: Int32
     var message: String
-}
-
-/// A user name and password an app gave in answer to a challenge.
-struct Credential {
-    var user: String
-    var password: String
 }
 
 /// One attempt of one task: a curl easy handle writing into the task's staging file, or,

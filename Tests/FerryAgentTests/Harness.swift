@@ -128,6 +128,10 @@ final class Harness: @unchecked Sendable {
         }
         mounts.removeAll()   // unmount before the folder goes
         for netns in Set([agentNetns, serverNetns].compactMap { $0 }) { _ = try? run("/usr/sbin/ip", ["netns", "del", netns]) }
+        // FERRY_TEST_KEEP_LOGS=DIR keeps each test's agent log (for chasing a flaky failure).
+        if let keep = ProcessInfo.processInfo.environment["FERRY_TEST_KEEP_LOGS"] {
+            try? FileManager.default.copyItem(atPath: root + "/agent.log", toPath: keep + "/agent-\((root as NSString).lastPathComponent).log")
+        }
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -1,0 +1,26 @@
+import FerryCore
+import Glibc
+
+/// The store as the agent core sees it: rows to read, and the changes of a turn to write.
+extension Store: AgentLedger {
+    func stagedBytes(_ id: Int64) -> Int64 {
+        var st = stat()
+        return stat(Paths.staging(stateDirectory, task: id), &st) == 0 ? Int64(st.st_size) : 0
+    }
+
+    /// One write of a turn (inside its transaction: see `Agent.turn`).
+    func apply(_ w: StoreWrite, now: Int64) throws {
+        switch w {
+        case .insert(let records): try insert(records)
+        case .update(let r): try update(r)
+        case .deleteTasks(let ids): try deleteTasks(ids)
+        case .requeueIfRunning(let ids): try requeueIfRunning(ids, now: now)
+        case .appendEvent(let session, let e): try appendEvent(session: session, e)
+        case .reserveSeq(let session, let seq): try setLastSeq(session: session, seq)
+        case .deleteEvents(let session, let seq): try deleteEvents(session: session, upTo: seq)
+        case .saveSession(let id, let config): try saveSession(id, config, now: now)
+        case .finishedEvents(let session, let at): try setFinishedEvents(session: session, at: at)
+        case .badge(let n): try setMeta("badge", String(n))
+        }
+    }
+}

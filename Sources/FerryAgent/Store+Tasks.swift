@@ -1,0 +1,208 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// Task rows.
+extension Store {
+    // MARK: Tasks
+
+    /// Inserts tasks with the ids the core gave them (after `lastTaskID`).
+    func insert(_ records: [TaskRecord]) throws {
+        try recording(records.count == 1 ? "the request" : "the \(records.count) requests") { try write { db in
+            let stmt = try db.makeStatement(sql: """
+                INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
+                    directory, output, file, suggested_name, sha256, description, headers, error, error_name,
+                    attempts, retry_at, created, updated, kind, method, upload_file, id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for r in records {
+                var args = Self.columns(r)
+                _ = args.append(contentsOf: [r.id])
+                try stmt.execute(arguments: args)
+            }
+        } }
+    }
+
+    func update(_ r: TaskRecord) throws {
+        var args = Self.columns(r)
+        _ = args.append(contentsOf: [r.id])
+        try write { db in
+            try db.execute(sql: """
+                UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
+                    last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
+                    headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
+                    kind=?, method=?, upload_file=?
+                WHERE id = ?
+                """, arguments: args)
+        }
+    }
+
+    func task(_ id: Int64) throws -> TaskRecord? {
+        try read { db in try Row.fetchOne(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id = ?", arguments: [id]).map(Self.record) }
+    }
+
+    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
+        try read { db in
+            if let session {
+                return try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE session = ? AND id > ? ORDER BY id LIMIT ?",
+                                        arguments: [session, afterID, limit]).map(Self.record)
+            }
+            return try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id > ? ORDER BY id LIMIT ?",
+                                    arguments: [afterID, limit]).map(Self.record)
+        }
+    }
+
+    /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
+    /// hosts it refuses are left out of the following pages, so one busy host cannot hide the others.
+    func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
+                    take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
+        guard limit > 0 else { return [] }
+        return try read { db in
+            var out: [TaskRecord] = []
+            var skipHosts = excludingHosts
+            var after: Int64 = 0
+            while out.count < limit {
+                let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (" + skipHosts.map { _ in "?" }.joined(separator: ",") + ")"
+                var args: StatementArguments = [after]
+                for h in skipHosts { _ = args.append(contentsOf: [h]) }
+                let rows = try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT 256",
+                                            arguments: args)
+                guard let last = rows.last else { break }
+                after = last[0]   // id
+                for row in rows {
+                    let r = Self.record(row)
+                    if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
+                    switch take(r) {
+                    case .take: out.append(r)
+                    case .skipTask: continue
+                    case .skipHost: skipHosts.insert(r.host)
+                    }
+                    if out.count == limit { break }
+                }
+                if rows.count < 256 { break }
+            }
+            return out
+        }
+    }
+
+    func waitingForNetwork() throws -> [TaskRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id").map(Self.record)
+        }
+    }
+
+    func earliestRetry(after: Int64) throws -> Int64? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at > ?", arguments: [after])
+        }
+    }
+
+    func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT ?",
+                             arguments: [now, limit]).map(Self.record)
+        }
+    }
+
+    /// The highest task id ever given (AUTOINCREMENT: never reused, even after removals).
+    func lastTaskID() throws -> Int64 {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tasks'") ?? 0
+        }
+    }
+
+    /// Removes tasks from the list (one transaction).
+    func deleteTasks(_ ids: [Int64]) throws {
+        try write { db in
+            let stmt = try db.makeStatement(sql: "DELETE FROM tasks WHERE id = ?")
+            for id in ids { try stmt.execute(arguments: [id]) }
+        }
+    }
+
+    /// Ended tasks (completed, failed, canceled), of one session or all, optionally only those
+    /// that ended before a time (µs).
+    func endedTaskIDs(session: String?, updatedBefore: Int64) throws -> [Int64] {
+        try read { db in
+            if let session {
+                return try Int64.fetchAll(db, sql: """
+                    SELECT id FROM tasks WHERE session = ? AND state IN ('completed', 'failed', 'canceled') AND updated < ?
+                    """, arguments: [session, updatedBefore])
+            }
+            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled') AND updated < ?",
+                                      arguments: [updatedBefore])
+        }
+    }
+
+    /// Tasks whose changes the store refused continue: running (as stored) → queued.
+    func requeueIfRunning(_ ids: [Int64], now: Int64) throws {
+        try write { db in
+            let stmt = try db.makeStatement(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'")
+            for id in ids { try stmt.execute(arguments: [now, id]) }
+        }
+    }
+
+    /// After a crash, tasks the store still calls running are queued again (their bytes are on disk).
+    func requeueInterrupted(now: Int64) throws -> Int {
+        try write { db in
+            try db.execute(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE state = 'running'", arguments: [now])
+            return db.changesCount
+        }
+    }
+
+    func countsByState() throws -> [String: Int] {
+        try read { db in
+            var out: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, n FROM task_counts") {
+                out[row["state"]] = row["n"]
+            }
+            return out
+        }
+    }
+
+
+    // MARK: Mapping
+
+    static func columns(_ r: TaskRecord) -> StatementArguments {
+        let headers = (try? JSONEncoder().encode(r.headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return [r.session, r.url, r.host, r.state.rawValue, r.reason?.rawValue, r.received, r.expected, r.etag,
+                r.lastModified, r.directory, r.output, r.file, r.suggestedName, r.sha256, r.description,
+                headers, r.error, r.errorName, r.attempts, r.retryAt, r.created, r.updated,
+                r.kind.rawValue, r.method, r.uploadFile]
+    }
+
+    /// The columns `record` reads, by position: GRDB's lookup by name lowercases the name on
+    /// every access, a fifth of the agent's time in a 100,000-task listing.
+    static let taskColumns = """
+        id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
+        file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
+        updated, kind, method, upload_file
+        """
+
+    static func record(_ row: Row) -> TaskRecord {
+        let headersJSON: String = row[16]
+        let headers = headersJSON == "{}" ? [:] : (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8))) ?? [:]
+        var r = TaskRecord(
+            id: row[0], session: row[1], url: row[2], host: row[3],
+            state: TaskState(rawValue: row[4]) ?? .failed,
+            reason: (row[5] as String?).flatMap(WaitReason.init(rawValue:)),
+            received: row[6], expected: row[7], etag: row[8],
+            lastModified: row[9], directory: row[10], output: row[11],
+            file: row[12], suggestedName: row[13], sha256: row[14],
+            description: row[15], headers: headers, error: row[17], errorName: row[18],
+            attempts: row[19], retryAt: row[20], created: row[21], updated: row[22])
+        r.kind = TaskRecord.Kind(rawValue: row[23]) ?? .download
+        r.method = row[24]
+        r.uploadFile = row[25]
+        return r
+    }
+
+
+    /// Unfinished tasks of a session (for invalidation).
+    func unfinishedTaskIDs(session: String) throws -> [Int64] {
+        try read { db in
+            try Int64.fetchAll(db, sql: """
+                SELECT id FROM tasks WHERE session = ? AND state NOT IN ('completed', 'failed', 'canceled') ORDER BY id
+                """, arguments: [session])
+        }
+    }
+}

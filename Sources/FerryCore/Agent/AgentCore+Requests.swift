@@ -1,0 +1,166 @@
+/// The answers to API requests. Form was checked by the bus layer; meaning is checked here.
+extension AgentCore {
+    public static let maxBatch = 100_000
+
+    mutating func request(_ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
+        switch r {
+        case .openSession(let id, let options, let peer):
+            return try openSession(id, options, peer: peer, ledger)
+        case .createTasks(let session, let drafts):
+            return .taskIDs(try create(session: session, drafts, ledger))
+        case .createFromResumeData(let session, let data, let draft, let destinationGiven):
+            return .taskIDs([try createFromResumeData(session: session, data, draft, destinationGiven: destinationGiven, ledger)])
+        case .listTasks(let session, let after, let limit):
+            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            return .tasks(try ledger.tasks(session: session.isEmpty ? nil : session, afterID: after, limit: n).map(shown))
+        case .getTask(let id):
+            return .task(try shownTask(id, ledger))
+        case .pause(let id):
+            try notSaving(id)
+            try withMachine(id, ledger) { m, now in try m.pause(now: now) }
+        case .resume(let id):
+            try withMachine(id, ledger) { m, now in try m.resume(now: now) }
+            wake(.schedule)
+        case .cancel(let id):
+            try notSaving(id)
+            try withMachine(id, ledger) { m, now in try m.cancel(keepPartial: false, now: now) }
+        case .cancelProducingResumeData(let id):
+            try notSaving(id)
+            let r = try withMachine(id, ledger) { m, now in try m.cancel(keepPartial: true, now: now) }
+            return .resumeData(Self.resumeBlob(r, staged: ledger.stagedBytes(id)))
+        case .answerChallenge(let id, let reply):
+            try answerChallenge(id, reply, ledger)
+        case .finishedHandlingEvents(let session):
+            try finishedHandlingEvents(session, ledger)
+        case .invalidateSession(let session, let cancelTasks):
+            try invalidateSession(session, cancelTasks: cancelTasks, ledger)
+        case .getSession(let session):
+            return .sessionInfo(try sessionInfo(session, ledger))
+        case .fetchEvents(let session, let after, let limit):
+            return try fetchEvents(session, after: after, limit: limit, ledger)
+        case .acknowledgeEvents(let session, let seq):
+            try acknowledgeEvents(session, upTo: seq)
+        case .resetBadge:
+            resetBadge()
+        case .removeTasks(let ids):
+            try removeTasks(ids, ledger)
+        case .clearFinished(let session):
+            let ids = try ledger.endedTaskIDs(session: session.isEmpty ? nil : session, updatedBefore: .max)
+            try removeTasks(ids, ledger)
+            return .count(ids.count)
+        case .status:
+            return .status(counts: try ledger.countsByState(), running: attached.count, badge: badge)
+        }
+        return .none
+    }
+
+    // MARK: - Sessions
+
+    private mutating func openSession(_ identifier: String, _ options: SessionOptions, peer: String,
+                                      _ ledger: AgentLedger) throws -> AgentReply {
+        try Self.validateSessionIdentifier(identifier)
+        let existing = try ledger.session(identifier)
+        var config = options.applied(to: existing ?? SessionConfig())
+        config.invalid = false   // a new life for an invalidated identifier
+        out.append(.store(.saveSession(identifier, config)))
+        sessions[identifier] = config
+        if queues[identifier] == nil { queues[identifier] = EventQueue() }
+        if !peer.isEmpty { clients[identifier, default: []].insert(peer) }
+        return .session(identifier: identifier, created: existing == nil, latestSeq: queues[identifier]?.lastSeq ?? 0,
+                        inbox: Self.inbox(stateDirectory: settings.stateDirectory, session: identifier))
+    }
+
+    public static func validateSessionIdentifier(_ id: String) throws {
+        guard !id.isEmpty, id.utf8.count <= 255,
+              id.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value != 127 }) else {
+            throw FerryError(.invalidArgument, "session identifier must be 1-255 printable characters without spaces")
+        }
+    }
+
+    /// The session tasks may be added to.
+    private func usableSession(_ session: String, _ ledger: AgentLedger) throws {
+        guard let config = try ledger.session(session) else {
+            throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
+        }
+        guard !config.invalidating, !config.invalid else {
+            throw FerryError(.invalidState, "session '\(session)' was invalidated: open it again for new tasks")
+        }
+    }
+
+    // MARK: - New tasks
+
+    private mutating func create(session: String, _ drafts: [TaskRecord], _ ledger: AgentLedger) throws -> [Int64] {
+        try usableSession(session, ledger)
+        guard !drafts.isEmpty else { throw FerryError(.invalidArgument, "no requests given") }
+        guard drafts.count <= Self.maxBatch else {
+            throw FerryError(.invalidArgument, "at most \(Self.maxBatch) tasks per call")
+        }
+        var records = drafts
+        for i in records.indices {
+            lastTaskID += 1
+            records[i].id = lastTaskID
+            records[i].session = session
+            records[i].created = now
+            records[i].updated = now
+        }
+        out.append(.store(.insert(records)))
+        for r in records { out.append(.taskChanged(r.id, r.state)) }
+        wake(.schedule)
+        return records.map(\.id)
+    }
+
+    private mutating func createFromResumeData(session: String, _ data: ResumeData, _ draft: TaskRecord,
+                                               destinationGiven: Bool, _ ledger: AgentLedger) throws -> Int64 {
+        try usableSession(session, ledger)
+        var r = draft
+        r.etag = data.etag
+        r.lastModified = data.lastModified
+        r.expected = data.expected
+        r.suggestedName = data.suggestedName
+        let old = try ledger.task(data.task)
+        if let old, old.url == data.url, old.state == .canceled || old.state == .failed {
+            r.received = data.received
+            if old.directory != nil || old.output != nil, !destinationGiven {
+                r.directory = old.directory; r.output = old.output
+            }
+        }
+        let id = try create(session: session, [r], ledger)[0]
+        // Adopt the old task's staging bytes; the machine validates them with If-Range.
+        if r.received > 0 { out.append(.adoptStagedBytes(from: data.task, to: id)) }
+        return id
+    }
+
+    // MARK: - Changing tasks
+
+    /// A file being verified and moved into place is past stopping: its bytes are all there.
+    private func notSaving(_ id: Int64) throws {
+        guard !finalizing.contains(id) else {
+            throw FerryError(.invalidState, "task \(id) has every byte and is being saved to its destination; it can no longer be paused or canceled")
+        }
+    }
+
+    /// The resume data of a task's bytes in staging (what is on disk, not what was counted).
+    static func resumeBlob(_ r: TaskRecord, staged: Int64) -> [UInt8] {
+        ResumeData(url: r.url, task: r.id, received: staged, expected: r.expected, etag: r.etag,
+                   lastModified: r.lastModified, suggestedName: r.suggestedName).encoded()
+    }
+
+    private mutating func answerChallenge(_ id: Int64, _ reply: ChallengeReply, _ ledger: AgentLedger) throws {
+        let choice: TaskMachine.ChallengeAnswer
+        switch reply {
+        case .credential(let c):
+            credentials[id] = c
+            choice = .useCredential
+        case .reject: choice = .reject
+        case .cancel: choice = .cancel
+        }
+        do {
+            try withMachine(id, ledger) { m, now in try m.answerChallenge(choice, now: now) }
+        } catch {
+            if choice == .useCredential { credentials[id] = nil }
+            throw error
+        }
+        if choice != .useCredential { credentials[id] = nil }
+        wake(.schedule)
+    }
+}

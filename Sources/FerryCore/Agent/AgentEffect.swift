@@ -1,0 +1,69 @@
+/// What the core asks the shell to do. Store writes run at once inside the turn's transaction;
+/// wakes are armed at once; everything else waits until the turn committed (and is dropped if
+/// it cannot commit), in the order given.
+public enum AgentEffect: Sendable, Equatable {
+    case reply(AgentReply)
+    case store(StoreWrite)
+    case wake(AgentWake, at: Int64?)
+    case startTransfer(TaskRecord, TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?)
+    case stopTransfer(Int64)
+    /// Close cached connections: the network they ran over came or went.
+    case dropConnections
+    /// Verify and move a finished download into place; nil directory: the user's Downloads folder.
+    case finalize(TaskRecord, defaultDirectory: String?)
+    /// Remove a task's kept partial or quarantined bytes (never a delivered file).
+    case discardBytes(Int64)
+    case quarantine(Int64)
+    /// Resume data adopted another task's staging bytes.
+    case adoptStagedBytes(from: Int64, to: Int64)
+    case removeFiles([String])
+    case taskChanged(Int64, TaskState)
+    case eventsAvailable(session: String, latest: UInt64)
+    case popup(PopupPlan.Outcome)
+    case launcherChanged
+    case launch(session: String, command: [String])
+    case log(LogLevel, String)
+}
+
+public enum LogLevel: Sendable, Equatable { case debug, info, warning, error }
+
+/// One change to the store; a turn's changes commit together.
+public enum StoreWrite: Sendable, Equatable {
+    case insert([TaskRecord])
+    case update(TaskRecord)
+    case deleteTasks([Int64])
+    /// Running tasks the store could not save go back to the queue.
+    case requeueIfRunning([Int64])
+    case appendEvent(session: String, QueuedEvent)
+    case reserveSeq(session: String, UInt64)
+    case deleteEvents(session: String, upTo: UInt64)
+    case saveSession(String, SessionConfig)
+    case finishedEvents(session: String, at: Int64)
+    case badge(Int)
+}
+
+/// The answer to a request.
+public enum AgentReply: Sendable, Equatable {
+    case none
+    case session(identifier: String, created: Bool, latestSeq: UInt64, inbox: String)
+    case taskIDs([Int64])
+    case tasks([TaskRecord])
+    case task(TaskRecord)
+    case resumeData([UInt8])
+    /// Events, with the resume data of resumable completions by task.
+    case events([QueuedEvent], resumeData: [Int64: [UInt8]])
+    case count(Int)
+    case status(counts: [String: Int], running: Int, badge: Int)
+    case sessionInfo(SessionInfo)
+}
+
+/// A session as GetSession shows it.
+public struct SessionInfo: Sendable, Equatable {
+    public var identifier: String
+    public var configuration: SessionConfig
+    public var clients: Int
+    public var pendingEvents: Int
+    public var latestSeq: UInt64
+    public var relaunch: String
+    public var finishedEvents: Int64
+}

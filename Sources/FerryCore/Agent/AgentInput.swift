@@ -1,0 +1,99 @@
+/// Everything that happens to the agent, as the core sees it: one value per happening.
+public enum AgentInput: Sendable {
+    /// The agent started: what the store holds besides tasks.
+    case started(AgentStartState)
+    case request(AgentRequest)
+    /// A response's headers arrived and its body began (read after curl returned).
+    case responseBegan(task: Int64, ResponseHead)
+    case progressed(task: Int64, received: Int64)
+    /// An attempt ended; `received` counts the bytes on disk.
+    case transferEnded(task: Int64, received: Int64, TransferOutcome)
+    /// The shell could not even begin the attempt (the staging file, its disk space).
+    case transferCouldNotStart(task: Int64, TransferOutcome)
+    case finalized(task: Int64, FinalizeResult)
+    /// Something the core asked to be woken for (`AgentEffect.wake`).
+    case wake(AgentWake)
+    case networkChanged(NetworkState)
+    /// A bus peer left (exited, crashed, closed its connection).
+    case peerLeft(String)
+    case appLaunched(session: String, pid: Int32)
+    case appLaunchFailed(session: String, message: String)
+    case appExited(session: String, status: Int32)
+    /// The user clicked one of our popups: they have looked, the badge resets.
+    case popupActivated
+    /// The agent stops: running transfers were detached with these bytes on disk. Their tasks
+    /// stay "running" in the store; the next start queues them again.
+    case stopping(received: [Int64: Int64])
+}
+
+public struct AgentStartState: Sendable {
+    public var queues: [String: EventQueue]
+    public var sessions: [String: SessionConfig]
+    public var badge: Int
+    public var lastTaskID: Int64
+    public var network: NetworkState
+    public init(queues: [String: EventQueue], sessions: [String: SessionConfig], badge: Int, lastTaskID: Int64, network: NetworkState) {
+        self.queues = queues; self.sessions = sessions; self.badge = badge; self.lastTaskID = lastTaskID; self.network = network
+    }
+}
+
+public struct NetworkState: Sendable, Equatable {
+    /// A default route exists (GNetworkMonitor's "available").
+    public var available: Bool
+    public var metered: Bool
+    public var powerSaver: Bool
+    public init(available: Bool = true, metered: Bool = false, powerSaver: Bool = false) {
+        self.available = available; self.metered = metered; self.powerSaver = powerSaver
+    }
+}
+
+/// How verifying and moving a finished file into place went (the file worker's answer).
+public enum FinalizeResult: Sendable, Equatable {
+    /// In place at `path`; `cleanup` names go once the completion is committed.
+    case saved(path: String, cleanup: [String])
+    case noSpace(String)
+    case checksumMismatch(String)
+    case failed(name: String, message: String)
+}
+
+/// What the core asks to be woken for; the shell keeps at most one pending wake of each.
+public enum AgentWake: Hashable, Sendable {
+    /// Start what may run (when the loop is idle, after a burst of changes).
+    case schedule
+    /// Tell clients their sessions have new events (coalesced per loop turn).
+    case signals
+    /// The earliest retry of a waiting task is due.
+    case retry
+    /// Tasks wait for the store to commit again.
+    case storeRecheck
+    /// Docks hear the overall progress at most twice a second.
+    case launcher
+    /// A session's app may be relaunched again (backoff), or may now be needed.
+    case relaunch(String)
+    /// Shortly after start: sessions whose events waited across a restart may need their app.
+    case pendingLaunches
+    /// Retention: look for ended tasks old enough to leave the list.
+    case prune
+}
+
+/// A user name and password an app gave in answer to a challenge (memory only).
+public struct Credential: Sendable, Equatable {
+    public var user: String
+    public var password: String
+    public init(user: String, password: String) { self.user = user; self.password = password }
+}
+
+/// The headers of the response a transfer's body comes from.
+public struct ResponseHead: Sendable, Equatable {
+    public var status: Int
+    public var contentRangeStart: Int64?
+    public var totalLength: Int64?
+    public var etag: String?
+    public var lastModified: String?
+    public var contentDisposition: String?
+    public init(status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
+                lastModified: String? = nil, contentDisposition: String? = nil) {
+        self.status = status; self.contentRangeStart = contentRangeStart; self.totalLength = totalLength
+        self.etag = etag; self.lastModified = lastModified; self.contentDisposition = contentDisposition
+    }
+}

@@ -1,0 +1,25 @@
+/// What the agent core may look up while it decides: the store's rows and the bytes staged on
+/// disk. Read-only: every change goes out as an effect. The agent reads SQLite through it (inside
+/// the turn's open transaction, so it sees the turn's own writes); the core's tests a dictionary.
+public protocol AgentLedger {
+    func task(_ id: Int64) throws -> TaskRecord?
+    func session(_ identifier: String) throws -> SessionConfig?
+    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord]
+    /// Queued tasks to start next, oldest first; `take` sorts each one (see `QueuePick`).
+    func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
+                    take: (TaskRecord) -> QueuePick) throws -> [TaskRecord]
+    func waitingForNetwork() throws -> [TaskRecord]
+    /// The earliest retry time of a waiting task later than `after`.
+    func earliestRetry(after: Int64) throws -> Int64?
+    func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord]
+    func endedTaskIDs(session: String?, updatedBefore: Int64) throws -> [Int64]
+    func unfinishedTaskIDs(session: String) throws -> [Int64]
+    func countsByState() throws -> [String: Int]
+    func finishedEvents(session: String) throws -> Int64
+    /// Bytes of a task's partial download in staging (0 when there are none).
+    func stagedBytes(_ id: Int64) -> Int64
+}
+
+/// How the scheduler sorts a queued task: start it, leave it, or leave its whole host for now
+/// (so one busy host cannot hide the others).
+public enum QueuePick: Sendable { case take, skipTask, skipHost }

@@ -1,0 +1,265 @@
+import Testing
+@testable import FerryCore
+
+/// The agent's decisions, without processes: requests, scheduling, a task's whole life,
+/// events and their numbers, relaunch, the network, and what a refused commit undoes.
+@Suite struct AgentCoreTests {
+    let ok = TransferOutcome(curlCode: 0, httpStatus: 200)
+
+    @Test func createdTasksStartWithinTheLimitsWhenTheLoopIsIdle() throws {
+        var settings = AgentCore.Settings(stateDirectory: "/state")
+        settings.maxTotal = 3
+        settings.maxPerHost = 2
+        var d = CoreDriver(settings)
+        try d.start()
+        try d.openSession()
+        let a = try (0..<3).map { try d.download("http://a/\($0)") }
+        let b = try d.download("http://b/x")
+        // Nothing starts inside the request: the reply is durable first, then the loop schedules.
+        let started = try d.wake(.schedule).started
+        #expect(started == [a[0], a[1], b])
+        #expect(d.ledger.tasks[a[2]]?.state == .queued)
+        #expect(d.ledger.tasks[a[0]]?.state == .running)
+    }
+
+    @Test func idsAreNeverReusedAfterRemovalAndRestart() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let first = try d.download("http://a/1")
+        _ = try d.request(.cancel(first))
+        _ = try d.request(.removeTasks([first]))
+        var restarted = CoreDriver(ledger: d.ledger)
+        try restarted.start()
+        restarted.core.lastTaskID = max(restarted.core.lastTaskID, first)   // the store's AUTOINCREMENT remembers
+        #expect(try restarted.download("http://a/2") == first + 1)
+    }
+
+    @Test func aDownloadsWholeLife() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f.bin")
+        #expect(try d.wake(.schedule).started == [id])
+        try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 10)))
+        try d.run(.progressed(task: id, received: 10))
+        let ended = try d.run(.transferEnded(task: id, received: 10, ok))
+        let finalize = ended.contains { if case .finalize(let r, nil) = $0 { return r.id == id } else { return false } }
+        #expect(finalize)
+        // Being saved: it can no longer be paused or canceled.
+        #expect(throws: FerryError.self) { try d.request(.pause(id)) }
+        let saved = try d.run(.finalized(task: id, .saved(path: "/dl/f.bin", cleanup: ["/state/staging/\(id).part"])))
+        #expect(d.ledger.tasks[id]?.state == .completed)
+        #expect(d.ledger.tasks[id]?.file == "/dl/f.bin")
+        #expect(saved.appended.contains(.finished(file: "/dl/f.bin", received: 10)))
+        #expect(saved.popups == [.completed(file: "/dl/f.bin")])
+        #expect(saved.writes.contains(.badge(1)))
+        // The staging name goes only after the completion (its effects follow the commit).
+        let removeAt = saved.firstIndex(of: .removeFiles(["/state/staging/\(id).part"]))
+        let persistAt = saved.firstIndex { if case .store(.update(let r)) = $0 { return r.state == .completed } else { return false } }
+        #expect(removeAt != nil && persistAt != nil && removeAt! > persistAt!)
+        try d.run(.popupActivated)
+        #expect(d.ledger.badge == 0)
+    }
+
+    @Test func aTransientFailureRetriesThroughOneWake() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        let ended = try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 503)))
+        #expect(d.ledger.tasks[id]?.state == .waiting && d.ledger.tasks[id]?.reason == .retry)
+        let retryAt = try #require(d.ledger.tasks[id]?.retryAt)
+        #expect(ended.contains(.wake(.retry, at: retryAt)))
+        d.now = retryAt
+        try d.wake(.retry)
+        #expect(d.ledger.tasks[id]?.state == .queued)
+        #expect(try d.wake(.schedule).started == [id])
+    }
+
+    @Test func eventNumbersAreReservedInBlocksAndContinueAfterARestart() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 1_000_000)))
+        let progress = try d.run(.progressed(task: id, received: 500))
+        #expect(progress.writes.contains(.reserveSeq(session: "s", 1_001)))
+        #expect(progress.appended.isEmpty)   // progress is not stored
+        // A crash: the restarted agent numbers above anything a client could have seen.
+        var again = CoreDriver(ledger: d.ledger)
+        try again.start()
+        _ = try again.request(.cancel(id))
+        guard case .events(let events, _) = try again.request(.fetchEvents(session: "s", after: 0, limit: 0)) else {
+            Issue.record("no events"); return
+        }
+        #expect(events.last?.seq ?? 0 > 1_001)
+        #expect(events.contains { $0.event == .completed(error: "canceled", errorName: "Canceled", resumable: false) }
+                || events.contains { if case .completed = $0.event { return true } else { return false } })
+        // Acknowledged events leave the store.
+        _ = try again.request(.acknowledgeEvents(session: "s", upTo: events.last!.seq))
+        #expect(d.ledger.events["s", default: []].isEmpty)
+    }
+
+    @Test func aRefusedCommitUndoesTheTurnAndTheTaskWaitsForTheStore() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        let countBefore = d.core.queues["s"]?.count
+        // The transfer ends and fails for good, but the store cannot commit that.
+        let effects = try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 404)), commit: false)
+        #expect(effects.appended.count == 1)
+        let undo = d.core.commitFailed(now: d.now)
+        #expect(d.core.queues["s"]?.count == countBefore)   // its event is forgotten (its number is not reused)
+        let shown = try #require(d.core.liveRecord(id) ?? d.ledger.tasks[id].map { d.core.shown($0) })
+        #expect(shown.state == .waiting && shown.reason == .space)
+        #expect(undo.contains(.wake(.storeRecheck, at: d.now + d.core.settings.spaceRecheck)))
+        // Not started again while the store refuses.
+        d.ledger.tasks[id]?.state = .queued
+        #expect(try d.wake(.schedule).started.isEmpty)
+        d.ledger.tasks[id]?.state = .running
+        // The store commits again: the task continues.
+        let recheck = try d.wake(.storeRecheck)
+        #expect(recheck.writes == [.requeueIfRunning([id])])
+        #expect(try d.wake(.schedule).started == [id])
+    }
+
+    @Test func aRefusedCommitKeepsARunningTransfer() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        // A pause the store cannot record: the transfer it would stop runs on.
+        let effects = try d.run(.request(.pause(id)), commit: false)
+        #expect(effects.stopped == [id])
+        _ = d.core.commitFailed(now: d.now)
+        #expect(d.core.liveRecord(id)?.state == .running)
+        #expect(d.core.attached.contains(id))
+        #expect(d.core.scheduler.running == 1)
+    }
+
+    @Test func aRefusedRequestChangesNothing() throws {
+        var d = CoreDriver()
+        try d.start()
+        #expect(throws: FerryError.self) { try d.request(.pause(42)) }
+        #expect(throws: FerryError.self) { try d.request(.createTasks(session: "nope", [TaskRecord(session: "", url: "http://a/", host: "a")])) }
+        #expect(d.ledger.tasks.isEmpty)
+        #expect(d.core.lastTaskID == 0)
+    }
+
+    @Test func theAppIsRelaunchedOnlyWhileEventsWaitAndNobodyListens() throws {
+        var d = CoreDriver()
+        try d.start()
+        var options = SessionOptions()
+        options.launchCommand = ["/usr/bin/app"]
+        try d.openSession("s", options, peer: ":1.7")
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 404)))
+        // Its client is connected: no launch.
+        #expect(try d.wake(.signals).launches.isEmpty)
+        // The client leaves with the event unacknowledged: launch.
+        #expect(try d.run(.peerLeft(":1.7")).launches == ["s"])
+        // The app dies without taking its events: wait (backoff), then try again.
+        let exited = try d.run(.appExited(session: "s", status: 256))
+        #expect(exited.launches.isEmpty)
+        #expect(exited.wakes.contains(.relaunch("s")))
+        d.now += 10_000_000
+        #expect(try d.wake(.relaunch("s")).launches == ["s"])
+    }
+
+    @Test func networkFlipRestartsRunningTransfersOnNewConnections() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        let lost = try d.run(.networkChanged(NetworkState(available: false)))
+        #expect(lost.stopped == [id])
+        #expect(lost.contains(.dropConnections))
+        #expect(d.ledger.tasks[id]?.state == .queued)
+        // A failure to reach the server with no network: wait for it, no retry counted.
+        try d.wake(.schedule)
+        try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 7, httpStatus: 0)))
+        #expect(d.ledger.tasks[id]?.reason == .network)
+        #expect(d.ledger.tasks[id]?.attempts == 0)
+        try d.run(.networkChanged(NetworkState(available: true)))
+        #expect(d.ledger.tasks[id]?.state == .queued)
+    }
+
+    @Test func meteredNetworksWaitForSessionsThatRefuseThem() throws {
+        var d = CoreDriver()
+        try d.start(network: NetworkState(available: true, metered: true))
+        var options = SessionOptions()
+        options.allowMetered = false
+        try d.openSession("s", options)
+        _ = try d.download("http://a/f")
+        #expect(try d.wake(.schedule).started.isEmpty)
+        try d.run(.networkChanged(NetworkState(available: true, metered: false)))
+        #expect(try d.wake(.schedule).started.count == 1)
+    }
+
+    @Test func invalidatingWithCancelEndsWithTheInvalidatedEvent() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        let effects = try d.run(.request(.invalidateSession("s", cancelTasks: true)))
+        #expect(effects.stopped == [id])
+        #expect(effects.appended.last == .invalidated(error: nil))
+        #expect(d.ledger.sessions["s"]?.invalid == true)
+        #expect(throws: FerryError.self) { try d.download("http://a/g") }
+    }
+
+    @Test func endedTasksLeaveTheListActiveOnesAreRefusedByName() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let a = try d.download("http://a/1"), b = try d.download("http://a/2")
+        _ = try d.request(.cancel(a))
+        #expect(throws: FerryError(.invalidState, "task \(b) is queued: cancel it before removing it from the list")) {
+            try d.request(.removeTasks([a, b]))
+        }
+        #expect(d.ledger.tasks[a] != nil)   // all or nothing
+        let removed = try d.run(.request(.clearFinished(session: "")))
+        #expect(removed.contains(.reply(.count(1))))
+        #expect(removed.contains(.discardBytes(a)))
+        #expect(d.ledger.tasks[a] == nil && d.ledger.tasks[b] != nil)
+    }
+
+    @Test func aFullDiskWarnsOncePerTask() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        var popups: [PopupPlan.Outcome] = []
+        for _ in 0..<3 {
+            try d.wake(.schedule)
+            popups += try d.run(.transferCouldNotStart(task: id, .localFailure(errno: 28, message: "disk full"))).popups
+            #expect(d.ledger.tasks[id]?.reason == .space)
+            d.now = d.ledger.tasks[id]?.retryAt ?? d.now
+            try d.wake(.retry)
+        }
+        #expect(popups.count == 1)
+    }
+
+    @Test func shownRecordsAreLiveWhileRunning() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 100)))
+        try d.run(.progressed(task: id, received: 42))
+        guard case .task(let r) = try d.request(.getTask(id)) else { Issue.record("no task"); return }
+        #expect(r.received == 42)
+        guard case .status(_, let running, _) = try d.request(.status) else { Issue.record("no status"); return }
+        #expect(running == 1)
+    }
+}

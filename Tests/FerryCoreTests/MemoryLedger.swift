@@ -1,0 +1,132 @@
+@testable import FerryCore
+
+/// The store as a dictionary, for driving the agent core without SQLite: it answers the core's
+/// reads and applies its writes, as the agent's Store does inside a turn.
+final class MemoryLedger: AgentLedger {
+    var tasks: [Int64: TaskRecord] = [:]
+    var sessions: [String: SessionConfig] = [:]
+    var events: [String: [QueuedEvent]] = [:]
+    var lastSeq: [String: UInt64] = [:]
+    var finished: [String: Int64] = [:]
+    var badge = 0
+    var staged: [Int64: Int64] = [:]
+
+    func task(_ id: Int64) throws -> TaskRecord? { tasks[id] }
+    func session(_ identifier: String) throws -> SessionConfig? { sessions[identifier] }
+    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
+        Array(tasks.values.filter { $0.id > afterID && (session == nil || $0.session == session) }.sorted { $0.id < $1.id }.prefix(limit))
+    }
+    func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
+                    take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
+        var out: [TaskRecord] = [], skip = excludingHosts
+        for r in tasks.values.sorted(by: { $0.id < $1.id }) where r.state == .queued && !excludingIDs.contains(r.id) && !skip.contains(r.host) {
+            switch take(r) {
+            case .take: out.append(r)
+            case .skipTask: continue
+            case .skipHost: skip.insert(r.host)
+            }
+            if out.count == limit { break }
+        }
+        return out
+    }
+    func waitingForNetwork() throws -> [TaskRecord] { tasks.values.filter { $0.state == .waiting && $0.reason == .network }.sorted { $0.id < $1.id } }
+    func earliestRetry(after: Int64) throws -> Int64? {
+        tasks.values.filter { $0.state == .waiting }.compactMap(\.retryAt).filter { $0 > after }.min()
+    }
+    func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord] {
+        Array(tasks.values.filter { $0.state == .waiting && ($0.retryAt ?? .max) <= now }.prefix(limit))
+    }
+    func endedTaskIDs(session: String?, updatedBefore: Int64) throws -> [Int64] {
+        tasks.values.filter { $0.state.isFinal && $0.updated < updatedBefore && (session == nil || $0.session == session) }.map(\.id).sorted()
+    }
+    func unfinishedTaskIDs(session: String) throws -> [Int64] {
+        tasks.values.filter { !$0.state.isFinal && $0.session == session }.map(\.id).sorted()
+    }
+    func countsByState() throws -> [String: Int] {
+        Dictionary(grouping: tasks.values, by: \.state.rawValue).mapValues(\.count)
+    }
+    func finishedEvents(session: String) throws -> Int64 { finished[session] ?? 0 }
+    func stagedBytes(_ id: Int64) -> Int64 { staged[id] ?? 0 }
+
+    func apply(_ w: StoreWrite, now: Int64) {
+        switch w {
+        case .insert(let records): for r in records { tasks[r.id] = r }
+        case .update(let r): tasks[r.id] = r
+        case .deleteTasks(let ids): for id in ids { tasks[id] = nil }
+        case .requeueIfRunning(let ids): for id in ids where tasks[id]?.state == .running { tasks[id]?.state = .queued }
+        case .appendEvent(let s, let e): events[s, default: []].append(e); lastSeq[s] = max(lastSeq[s] ?? 0, e.seq)
+        case .reserveSeq(let s, let seq): lastSeq[s] = max(lastSeq[s] ?? 0, seq)
+        case .deleteEvents(let s, let seq): events[s]?.removeAll { $0.seq <= seq }
+        case .saveSession(let id, let c): sessions[id] = c
+        case .finishedEvents(let s, let at): finished[s] = at
+        case .badge(let n): badge = n
+        }
+    }
+
+    /// What a restarted agent loads.
+    func startState(network: NetworkState = NetworkState()) -> AgentStartState {
+        var queues: [String: EventQueue] = [:]
+        for id in sessions.keys { queues[id] = EventQueue(lastSeq: lastSeq[id] ?? 0, restored: events[id] ?? []) }
+        for (id, r) in tasks where r.state == .running { tasks[id]?.state = .queued }   // requeueInterrupted
+        return AgentStartState(queues: queues, sessions: sessions, badge: badge,
+                               lastTaskID: tasks.keys.max() ?? 0, network: network)
+    }
+}
+
+/// An agent core with its store: every input is one committed turn unless said otherwise.
+struct CoreDriver {
+    var core: AgentCore
+    let ledger: MemoryLedger
+    var now: Int64 = 1_000_000_000
+
+    init(_ settings: AgentCore.Settings = AgentCore.Settings(stateDirectory: "/state"), ledger: MemoryLedger = MemoryLedger()) {
+        var s = settings
+        s.backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, jitter: 0)
+        core = AgentCore(settings: s)
+        self.ledger = ledger
+    }
+
+    /// Handles an input, applies its store writes and commits.
+    @discardableResult
+    mutating func run(_ input: AgentInput, commit: Bool = true) throws -> [AgentEffect] {
+        now += 1_000
+        let effects = try core.handle(input, now: now, ledger: ledger)
+        for case .store(let w) in effects { ledger.apply(w, now: now) }
+        if commit { core.committed() }
+        return effects
+    }
+
+    mutating func request(_ r: AgentRequest) throws -> AgentReply {
+        let effects = try run(.request(r))
+        for case .reply(let reply) in effects { return reply }
+        return .none
+    }
+
+    mutating func start(network: NetworkState = NetworkState()) throws -> [AgentEffect] {
+        try run(.started(ledger.startState(network: network)))
+    }
+
+    mutating func openSession(_ id: String = "s", _ options: SessionOptions = SessionOptions(), peer: String = ":1.1") throws {
+        _ = try request(.openSession(id, options, peer: peer))
+    }
+
+    mutating func download(_ url: String, session: String = "s", host: String? = nil) throws -> Int64 {
+        let r = TaskRecord(session: "", url: url, host: host ?? String(url.split(separator: "/")[1]))
+        guard case .taskIDs(let ids) = try request(.createTasks(session: session, [r])) else { throw FerryError(.failed, "no ids") }
+        return ids[0]
+    }
+
+    /// Runs the wakes the effects asked for that are due by now (idle ones at once).
+    @discardableResult
+    mutating func wake(_ wake: AgentWake) throws -> [AgentEffect] { try run(.wake(wake)) }
+}
+
+extension Array where Element == AgentEffect {
+    var started: [Int64] { compactMap { if case .startTransfer(let r, _, _, _) = $0 { return r.id } else { return nil } } }
+    var stopped: [Int64] { compactMap { if case .stopTransfer(let id) = $0 { return id } else { return nil } } }
+    var writes: [StoreWrite] { compactMap { if case .store(let w) = $0 { return w } else { return nil } } }
+    var wakes: [AgentWake] { compactMap { if case .wake(let w, _) = $0 { return w } else { return nil } } }
+    var popups: [PopupPlan.Outcome] { compactMap { if case .popup(let p) = $0 { return p } else { return nil } } }
+    var launches: [String] { compactMap { if case .launch(let s, _) = $0 { return s } else { return nil } } }
+    var appended: [SessionEvent] { writes.compactMap { if case .appendEvent(_, let e) = $0 { return e.event } else { return nil } } }
+}
