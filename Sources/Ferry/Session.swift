@@ -15,6 +15,8 @@ public final class FerrySession: @unchecked Sendable {
     public var events: FerryEvents { FerryEvents(mailbox: mailbox) }
 
     let client: BusClient
+    /// The agent's API over `client`.
+    var agent: AgentProxy { AgentProxy(client) }
     let mailbox = EventMailbox()
     let inbox: URL
     private let lock = NSLock()
@@ -55,14 +57,15 @@ public final class FerrySession: @unchecked Sendable {
         if let d = configuration.defaultDestination {
             try? FileManager.default.createDirectory(at: d, withIntermediateDirectories: true)
         }
-        let reply: [Value]
+        let opened: OpenedSession
         do {
-            reply = try client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+            opened = try AgentProxy(client).openSession(configuration.identifier, Self.options(configuration))
         } catch {
             DeliveryLedger.shared.close(configuration.identifier)
             throw error
         }
-        guard let inbox = reply.first?.dictValue?["inbox"]?.stringValue else {
+        let inbox = opened.inbox
+        guard !inbox.isEmpty else {
             DeliveryLedger.shared.close(configuration.identifier)
             throw FerryError(.failed, "the agent is too old for this library (OpenSession gave no inbox)")
         }
@@ -70,7 +73,7 @@ public final class FerrySession: @unchecked Sendable {
         // The agent never reuses a sequence number; one below what this process saw means its
         // state was reset, so the numbers start again.
         DeliveryLedger.shared.reconcile(configuration.identifier,
-                                        latest: reply.first?.dictValue?["latest-seq"]?.uint64Value ?? 0)
+                                        latest: opened.latestSeq)
         signals = SignalThread(client: client, session: configuration.identifier,
                                onSignal: { [weak self] in self?.kick() },
                                onAgentStarted: { [weak self] in self?.reopen() })
@@ -87,15 +90,17 @@ public final class FerrySession: @unchecked Sendable {
         if !closed { DeliveryLedger.shared.close(configuration.identifier) }
     }
 
-    static func options(_ c: FerrySessionConfiguration) -> [String: Value] {
-        var o: [String: Value] = [
-            "launch-command": .strings(c.launchCommand), "discretionary": .bool(c.isDiscretionary),
-            "allow-metered": .bool(c.allowsMeteredNetworkAccess),
-            "per-host-limit": .uint32(UInt32(clamping: c.httpMaximumConnectionsPerHost)),
-            "request-timeout": .uint32(UInt32(clamping: Int(c.timeoutIntervalForRequest))),
-            "resource-timeout": .uint32(UInt32(clamping: Int(c.timeoutIntervalForResource))),
-            "popups": .bool(c.showsNotifications), "keep-events": .bool(true)]
-        if let d = c.defaultDestination { o["default-directory"] = .string(d.path) }
+    static func options(_ c: FerrySessionConfiguration) -> SessionOptions {
+        var o = SessionOptions()
+        o.launchCommand = c.launchCommand
+        o.discretionary = c.isDiscretionary
+        o.allowMetered = c.allowsMeteredNetworkAccess
+        o.perHostLimit = c.httpMaximumConnectionsPerHost
+        o.requestTimeout = Int(c.timeoutIntervalForRequest)
+        o.resourceTimeout = Int(c.timeoutIntervalForResource)
+        o.popups = c.showsNotifications
+        o.keepEvents = true
+        o.defaultDirectory = c.defaultDestination?.path
         return o
     }
 
@@ -108,10 +113,9 @@ public final class FerrySession: @unchecked Sendable {
     /// A download, created suspended: call `resume()`.
     public func downloadTask(with request: FerryRequest, description: String = "") throws -> FerryDownloadTask {
         var options = taskOptions(request, description: description)
-        options["directory"] = .string(inbox.path)
-        let reply = try client.call("CreateDownload", [.string(configuration.identifier),
-                                                       .string(request.url.absoluteString), .dict(options)])
-        return register(FerryDownloadTask(id: reply.first?.uint64Value ?? 0, request: request, description: description,
+        options.directory = inbox.path
+        let id = try agent.createDownload(session: configuration.identifier, url: request.url.absoluteString, options)
+        return register(FerryDownloadTask(id: UInt64(id), request: request, description: description,
                                           state: .suspended, session: self))
     }
 
@@ -119,28 +123,30 @@ public final class FerrySession: @unchecked Sendable {
     /// Garbage or foreign data throws InvalidResumeData.
     public func downloadTask(withResumeData data: Data, description: String = "") throws -> FerryDownloadTask {
         let decoded = try ResumeData.decode([UInt8](data))
-        var options: [String: Value] = ["paused": .bool(true), "directory": .string(inbox.path)]
-        if !description.isEmpty { options["description"] = .string(description) }
-        let reply = try client.call("CreateDownloadFromResumeData", [.string(configuration.identifier),
-                                                                     .bytes([UInt8](data)), .dict(options)])
+        var options = TaskOptions()
+        options.paused = true
+        options.directory = inbox.path
+        if !description.isEmpty { options.description = description }
+        let id = try agent.createDownload(session: configuration.identifier, resumeData: [UInt8](data), options)
         let url = URL(string: decoded.url) ?? URL(fileURLWithPath: "/")
-        return register(FerryDownloadTask(id: reply.first?.uint64Value ?? 0, request: FerryRequest(url: url),
+        return register(FerryDownloadTask(id: UInt64(id), request: FerryRequest(url: url),
                                           description: description, state: .suspended, session: self))
     }
 
     /// An upload of `file` as the request body, created suspended: call `resume()`.
     public func uploadTask(with request: FerryRequest, fromFile file: URL, description: String = "") throws -> FerryUploadTask {
-        let reply = try client.call("CreateUpload", [.string(configuration.identifier), .string(request.url.absoluteString),
-                                                     .string(file.path), .dict(taskOptions(request, description: description))])
-        return register(FerryUploadTask(id: reply.first?.uint64Value ?? 0, request: request, description: description,
+        let id = try agent.createUpload(session: configuration.identifier, url: request.url.absoluteString, file: file.path,
+                                        taskOptions(request, description: description))
+        return register(FerryUploadTask(id: UInt64(id), request: request, description: description,
                                         state: .suspended, session: self))
     }
 
-    private func taskOptions(_ request: FerryRequest, description: String) -> [String: Value] {
-        var o: [String: Value] = ["paused": .bool(true)]
-        if let m = request.httpMethod { o["method"] = .string(m) }
-        if !request.allHTTPHeaderFields.isEmpty { o["headers"] = .stringDict(request.allHTTPHeaderFields) }
-        if !description.isEmpty { o["description"] = .string(description) }
+    private func taskOptions(_ request: FerryRequest, description: String) -> TaskOptions {
+        var o = TaskOptions()
+        o.paused = true
+        o.method = request.httpMethod
+        if !request.allHTTPHeaderFields.isEmpty { o.headers = request.allHTTPHeaderFields }
+        if !description.isEmpty { o.description = description }
         return o
     }
 
@@ -155,7 +161,7 @@ public final class FerrySession: @unchecked Sendable {
         lock.lock()
         if let t = tasks[id] { lock.unlock(); if let info { t.update(from: info) }; return t }
         lock.unlock()
-        guard let info = info ?? (try? client.call("GetTask", [.uint64(id)]).first?.dictValue.flatMap(TaskInfo.init)) ?? nil
+        guard let info = info ?? (try? agent.task(Int64(id)))
         else { return nil }
         let request = FerryRequest(url: URL(string: info.url) ?? URL(fileURLWithPath: "/"),
                                    httpMethod: info.method)
@@ -176,16 +182,13 @@ public final class FerrySession: @unchecked Sendable {
 
     public func allTasks() throws -> [FerryTask] {
         var out: [FerryTask] = []
-        var after: UInt64 = 0
-        while true {
-            let page = try client.call("ListTasks", [.string(configuration.identifier), .uint64(after), .uint32(1000)])
-            let infos = (page.first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+        try agent.forEachPage(session: configuration.identifier) { infos in
             for info in infos where !info.state.isFinal {
                 if let t = task(UInt64(info.id), info: info) { out.append(t) }
             }
-            guard let last = infos.last, infos.count == 1000 else { return out }
-            after = UInt64(last.id)
+            return true
         }
+        return out
     }
 
     /// Waits until every event queued for the session right now has been delivered and its
@@ -196,8 +199,7 @@ public final class FerrySession: @unchecked Sendable {
         let id = configuration.identifier
         var target: UInt64 = 0
         var after = DeliveryLedger.shared.delivered(id)
-        while let page = try? client.call("FetchEvents", [.string(id), .uint64(after), .uint32(10_000)]),
-              let last = page.first?.arrayValue?.last?.tupleValue?.first?.uint64Value {
+        while let page = try? agent.fetchEvents(session: id, after: after, limit: 10_000), let last = page.last?.queued.seq {
             target = last
             after = last
         }
@@ -209,18 +211,18 @@ public final class FerrySession: @unchecked Sendable {
 
     /// No new tasks; the running ones finish, then didBecomeInvalidWithError(nil).
     public func finishTasksAndInvalidate() {
-        _ = try? client.call("InvalidateSession", [.string(configuration.identifier), .bool(false)])
+        try? agent.invalidateSession(configuration.identifier, cancelTasks: false)
     }
 
     /// Cancels every unfinished task, then didBecomeInvalidWithError(nil).
     public func invalidateAndCancel() {
-        _ = try? client.call("InvalidateSession", [.string(configuration.identifier), .bool(true)])
+        try? agent.invalidateSession(configuration.identifier, cancelTasks: true)
     }
 
     /// Tells the agent the app finished handling the events it was launched for (the completion
     /// handler of iOS's handleEventsForBackgroundURLSession).
     public func finishedHandlingEvents() {
-        _ = try? client.call("FinishedHandlingEvents", [.string(configuration.identifier)])
+        try? agent.finishedHandlingEvents(configuration.identifier)
     }
 
     /// Stops delivering events and leaves the bus, as an exiting app does. The session and its
@@ -243,7 +245,7 @@ public final class FerrySession: @unchecked Sendable {
     private func reopen() {
         pump.async { [self] in
             guard !stopped else { return }
-            _ = try? client.call("OpenSession", [.string(configuration.identifier), .dict(Self.options(configuration))])
+            _ = try? agent.openSession(configuration.identifier, Self.options(configuration))
             kick()
         }
     }

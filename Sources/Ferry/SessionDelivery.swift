@@ -22,18 +22,14 @@ extension FerrySession {
     private func fetch() {
         guard !stopped else { pumping = false; return }
         let after = DeliveryLedger.shared.delivered(configuration.identifier)
-        let reply: [Value]
+        let batch: [Incoming]
         do {
-            reply = try client.call("FetchEvents", [.string(configuration.identifier), .uint64(after), .uint32(200)])
+            batch = try agent.fetchEvents(session: configuration.identifier, after: after, limit: 200).map {
+                Incoming(seq: $0.queued.seq, task: UInt64($0.queued.task), event: $0.queued.event, resumeData: $0.resumeData)
+            }
         } catch {
             pumping = false   // the agent is gone; its next EventsAvailable starts us again
             return
-        }
-        let batch: [Incoming] = (reply.first?.arrayValue ?? []).compactMap { v in
-            guard let t = v.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
-                  let task = t[2].uint64Value, let data = t[3].dictValue,
-                  let event = SessionEvent(kind: kind, data: data) else { return nil }
-            return Incoming(seq: seq, task: task, event: event, resumeData: data["resume-data"]?.bytesValue)
         }
         guard !batch.isEmpty else {
             if durableSinceDrain {
@@ -55,7 +51,7 @@ extension FerrySession {
         guard e.seq > DeliveryLedger.shared.delivered(configuration.identifier) else { deliver(batch, i + 1); return }
         handle(e) { [self] in
             pump.async { [self] in
-                if (try? client.call("AcknowledgeEvents", [.string(configuration.identifier), .uint64(e.seq)])) != nil {
+                if (try? agent.acknowledgeEvents(session: configuration.identifier, upTo: e.seq)) != nil {
                     DeliveryLedger.shared.record(configuration.identifier, e.seq)
                     if e.event.isDurable { durableSinceDrain = true }
                     deliver(batch, i + 1)
@@ -116,14 +112,13 @@ extension FerrySession {
             let gate = AnswerGate(done)
             let respond: @Sendable (FerryChallengeDisposition) -> Void = { [self] disposition in
                 guard gate.answer() else { return }
-                var answer: [String: Value]
+                let answer: ChallengeReply
                 switch disposition {
-                case .useCredential(let user, let password): answer = ["user": .string(user), "password": .string(password)]
-                case .performDefaultHandling: answer = ["action": .string("reject")]
-                case .cancelAuthenticationChallenge: answer = ["action": .string("cancel")]
+                case .useCredential(let user, let password): answer = .credential(Credential(user: user, password: password))
+                case .performDefaultHandling: answer = .reject
+                case .cancelAuthenticationChallenge: answer = .cancel
                 }
-                _ = try? client.call("AnswerChallenge", [.uint64(task.taskIdentifier), .dict(answer)])
-                answer.removeAll()
+                try? agent.answerChallenge(Int64(task.taskIdentifier), answer)
                 gate.finish()
             }
             present(.didReceiveChallenge(task, challenge, respond: respond)) { gate.returned() }

@@ -30,11 +30,11 @@ public final class BusService {
         }
         nodeInfo = info
         agent.onEventsAvailable = { [unowned self] session, seq in
-            self.emit("EventsAvailable", [.string(session), .uint64(seq)])
+            self.emit(.eventsAvailable, [.string(session), .uint64(seq)])
         }
         agent.onLauncherChanged = { [unowned self] in self.publishLauncher() }
         agent.onTaskChanged = { [unowned self] id, state in
-            self.emit("TaskChanged", [.uint64(UInt64(id)), .string(state.rawValue)])
+            self.emit(.taskChanged, [.uint64(UInt64(id)), .string(state.rawValue)])
         }
     }
 
@@ -110,95 +110,75 @@ public final class BusService {
 
     /// One line per method: unpack the (already type-checked) arguments into a request, hand it
     /// to the agent, pack the reply.
-    func dispatch(_ method: String, _ a: [Value], sender: String) throws -> [Value] {
+    func dispatch(_ name: String, _ a: [Value], sender: String) throws -> [Value] {
         func s(_ i: Int) -> String { a[i].stringValue ?? "" }
         func t(_ i: Int) -> Int64 { a[i].int64Value ?? 0 }
         func u(_ i: Int) -> Int { Int(a[i].int64Value ?? 0) }
         func d(_ i: Int) -> [String: Value] { a[i].dictValue ?? [:] }
+        guard let method = AgentMethod(rawValue: name) else { throw FerryError(.invalidArgument, "unknown method \(name)") }
         let request: AgentRequest
         switch method {
-        case "OpenSession":
+        case .openSession:
             try AgentCore.validateSessionIdentifier(s(0))
             let options = try RequestDecoder.sessionOptions(d(1))
             // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
             let inbox = AgentCore.inbox(stateDirectory: agent.settings.stateDirectory, session: s(0))
             guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
             request = .openSession(s(0), options, peer: sender)
-        case "CreateUpload":
-            request = .createTasks(session: s(0), [try RequestDecoder.upload(url: s(1), file: s(2), d(3))])
-        case "AnswerChallenge": request = .answerChallenge(t(0), try RequestDecoder.challengeReply(d(1)))
-        case "FinishedHandlingEvents": request = .finishedHandlingEvents(s(0))
-        case "InvalidateSession": request = .invalidateSession(s(0), cancelTasks: a[1].boolValue ?? false)
-        case "GetSession": request = .getSession(s(0))
-        case "CreateDownload": request = .createTasks(session: s(0), [try RequestDecoder.download(url: s(1), d(2))])
-        case "CreateDownloads":
+        case .createUpload: request = .createTasks(session: s(0), [try RequestDecoder.upload(url: s(1), file: s(2), d(3))])
+        case .answerChallenge: request = .answerChallenge(t(0), try ChallengeReply(bus: d(1)))
+        case .finishedHandlingEvents: request = .finishedHandlingEvents(s(0))
+        case .invalidateSession: request = .invalidateSession(s(0), cancelTasks: a[1].boolValue ?? false)
+        case .getSession: request = .getSession(s(0))
+        case .createDownload: request = .createTasks(session: s(0), [try RequestDecoder.download(url: s(1), d(2))])
+        case .createDownloads:
             let requests: [(String, [String: Value])] = (a[1].arrayValue ?? []).map { item in
                 let pair = item.tupleValue ?? []
                 return (pair.first?.stringValue ?? "", pair.count > 1 ? pair[1].dictValue ?? [:] : [:])
             }
             guard !requests.isEmpty else { throw FerryError(.invalidArgument, "no requests given") }
             request = .createTasks(session: s(0), try RequestDecoder.downloads(requests))
-        case "CreateDownloadFromResumeData":
+        case .createDownloadFromResumeData:
             let data = try ResumeData.decode(a[1].bytesValue ?? [])
             let draft = try RequestDecoder.download(url: data.url, d(2))
-            request = .createFromResumeData(session: s(0), data, draft, destinationGiven: d(2)["directory"] != nil || d(2)["output"] != nil)
-        case "ListTasks": request = .listTasks(session: s(0), after: t(1), limit: u(2))
-        case "GetTask": request = .getTask(t(0))
-        case "Pause": request = .pause(t(0))
-        case "Resume": request = .resume(t(0))
-        case "Cancel": request = .cancel(t(0))
-        case "CancelProducingResumeData": request = .cancelProducingResumeData(t(0))
-        case "FetchEvents": request = .fetchEvents(session: s(0), after: a[1].uint64Value ?? 0, limit: u(2))
-        case "AcknowledgeEvents": request = .acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0)
-        case "ResetBadge": request = .resetBadge
-        case "RemoveTasks": request = .removeTasks((a[0].arrayValue ?? []).compactMap(\.int64Value))
-        case "ClearFinished": request = .clearFinished(session: s(0))
-        case "GetStatus": request = .status
-        default: throw FerryError(.invalidArgument, "unknown method \(method)")
+            request = .createFromResumeData(session: s(0), data, draft, destinationGiven: draft.directory != nil || draft.output != nil)
+        case .listTasks: request = .listTasks(session: s(0), after: t(1), limit: u(2))
+        case .getTask: request = .getTask(t(0))
+        case .pause: request = .pause(t(0))
+        case .resume: request = .resume(t(0))
+        case .cancel: request = .cancel(t(0))
+        case .cancelProducingResumeData: request = .cancelProducingResumeData(t(0))
+        case .fetchEvents: request = .fetchEvents(session: s(0), after: a[1].uint64Value ?? 0, limit: u(2))
+        case .acknowledgeEvents: request = .acknowledgeEvents(session: s(0), upTo: a[1].uint64Value ?? 0)
+        case .resetBadge: request = .resetBadge
+        case .removeTasks: request = .removeTasks((a[0].arrayValue ?? []).compactMap(\.int64Value))
+        case .clearFinished: request = .clearFinished(session: s(0))
+        case .getStatus: request = .status
         }
         return encode(try agent.request(request), method: method)
     }
 
     /// A reply as the interface XML says it goes out.
-    private func encode(_ reply: AgentReply, method: String) -> [Value] {
+    private func encode(_ reply: AgentReply, method: AgentMethod) -> [Value] {
         switch reply {
         case .none: return []
         case .session(let id, let created, let latest, let inbox):
-            return [.dict(["identifier": .string(id), "created": .bool(created), "latest-seq": .uint64(latest), "inbox": .string(inbox)])]
+            return [.dict(OpenedSession(identifier: id, created: created, latestSeq: latest, inbox: inbox).bus)]
         case .taskIDs(let ids):
-            if method == "CreateDownloads" { return [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")] }
+            if method == .createDownloads { return [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")] }
             return [.uint64(UInt64(ids[0]))]
         case .tasks(let list): return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
         case .task(let r): return [.dict(TaskInfo(r).dictionary)]
         case .resumeData(let blob): return [.bytes(blob)]
         case .events(let events, let blobs):
-            return [.array(events.map { e in
-                // A resumable completion carries its resume data.
-                guard let blob = blobs[e.task], case .completed(_, _, true) = e.event else { return e.busValue }
-                var data = e.event.data
-                data["resume-data"] = .bytes(blob)
-                return .tuple([.uint64(e.seq), .string(e.event.kind), .uint64(UInt64(e.task)), .dict(data)])
-            }, elementType: "(tsta{sv})")]
+            return [.array(events.map { FetchedEvent($0, resumeData: blobs[$0.task]).bus }, elementType: "(tsta{sv})")]
         case .count(let n): return [.uint32(UInt32(clamping: n))]
         case .status(let counts, let running, let badge):
-            var tasks: [String: Value] = [:]
-            for s in TaskState.allCases { tasks[s.rawValue] = .uint32(UInt32(clamping: counts[s.rawValue] ?? 0)) }
-            return [.dict(["version": .string(FerryRelease.version), "store": .string(agent.store.path),
-                           "pid": .int64(Int64(getpid())), "tasks": .dict(tasks), "running": .uint32(UInt32(clamping: running)),
-                           "badge": .uint32(UInt32(clamping: badge))])]
-        case .sessionInfo(let i):
-            let config = i.configuration
-            var c: [String: Value] = [
-                "launch-command": .strings(config.launchCommand), "discretionary": .bool(config.discretionary),
-                "allow-metered": .bool(config.allowMetered), "per-host-limit": .uint32(UInt32(clamping: config.perHostLimit)),
-                "request-timeout": .uint32(UInt32(clamping: config.requestTimeout)),
-                "resource-timeout": .uint32(UInt32(clamping: config.resourceTimeout)),
-                "popups": .bool(config.popups), "keep-events": .bool(config.keepEvents)]
-            if let d = config.defaultDirectory { c["default-directory"] = .string(d) }
-            return [.dict(["identifier": .string(i.identifier), "configuration": .dict(c),
-                           "clients": .uint32(UInt32(clamping: i.clients)), "pending-events": .uint32(UInt32(clamping: i.pendingEvents)),
-                           "latest-seq": .uint64(i.latestSeq), "invalidating": .bool(config.invalidating),
-                           "relaunch": .string(i.relaunch), "finished-events": .int64(i.finishedEvents)])]
+            var tasks: [TaskState: Int] = [:]
+            for (k, v) in counts { if let s = TaskState(rawValue: k) { tasks[s] = v } }
+            return [.dict(AgentStatus(version: FerryRelease.version, store: agent.store.path, pid: Int64(getpid()),
+                                      tasks: tasks, running: running, badge: badge).bus)]
+        case .sessionInfo(let info): return [.dict(info.bus)]
         }
     }
 
@@ -221,9 +201,9 @@ public final class BusService {
                                       Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]).makeGVariant(), nil)
     }
 
-    func emit(_ signal: String, _ args: [Value]) {
+    func emit(_ signal: AgentSignal, _ args: [Value]) {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
-        g_dbus_connection_emit_signal(c, nil, BusNames.path, BusNames.interface, signal, Value.tuple(args).makeGVariant(), nil)
+        g_dbus_connection_emit_signal(c, nil, BusNames.path, BusNames.interface, signal.rawValue, Value.tuple(args).makeGVariant(), nil)
     }
 }

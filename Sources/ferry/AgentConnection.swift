@@ -65,18 +65,21 @@ struct AgentConnection {
         guard rc == 0 else { throw FerryError(.failed, "cannot start \(path): \(String(cString: strerror(rc)))") }
     }
 
+    /// The agent's API.
+    var api: AgentProxy { AgentProxy(client) }
+
     func openCLISession() throws {
-        _ = try client.call("OpenSession", [.string(Self.cliSession), .dict(["keep-events": .bool(false)])])
+        var options = SessionOptions()
+        options.keepEvents = false
+        try api.openSession(Self.cliSession, options)
     }
 
-    /// Creates a task with `method` (CreateDownload, CreateUpload) in `session`, or in the CLI's own
-    /// session when nil, and prints its id. `args` follow the session argument. A request the
-    /// agent refuses exits 2 with the reason.
-    func createTask(_ method: String, session: String?, _ args: [Value]) throws -> Int64 {
+    /// Creates a task in `session`, or in the CLI's own session when nil, and prints its id.
+    /// A request the agent refuses exits 2 with the reason.
+    func createTask(session: String?, _ create: (AgentProxy, String) throws -> Int64) throws -> Int64 {
         if session == nil { try openCLISession() }
         do {
-            let reply = try client.call(method, [.string(session ?? Self.cliSession)] + args)
-            let id = reply.first?.int64Value ?? 0
+            let id = try create(api, session ?? Self.cliSession)
             print(id)
             fflush(stdout)
             return id
@@ -86,29 +89,12 @@ struct AgentConnection {
         }
     }
 
-    func task(_ id: Int64) throws -> TaskInfo {
-        let reply = try client.call("GetTask", [.uint64(UInt64(id))])
-        guard let d = reply.first?.dictValue, let info = TaskInfo(d) else { throw FerryError(.failed, "unexpected reply from the agent") }
-        return info
-    }
+    func task(_ id: Int64) throws -> TaskInfo { try api.task(id) }
 
-    /// Every task (optionally of one session), a page at a time as the agent sends them: a
-    /// listing of 100,000 tasks never sits in memory whole.
+    /// Every task (optionally of one session), a page at a time as the agent sends them.
     func forEachPage(session: String?, _ body: ([TaskInfo]) throws -> Void) throws {
-        var after: UInt64 = 0
-        while true {
-            let reply = try client.call("ListTasks", [.string(session ?? ""), .uint64(after), .uint32(1000)])
-            let page = (reply.first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
-            try body(page)
-            guard page.count == 1000, let last = page.last else { return }
-            after = UInt64(last.id)
-        }
+        try api.forEachPage(session: session) { try body($0); return true }
     }
 
-    /// Every task (optionally of one session).
-    func allTasks(session: String?) throws -> [TaskInfo] {
-        var out: [TaskInfo] = []
-        try forEachPage(session: session) { out.append(contentsOf: $0) }
-        return out
-    }
+    func allTasks(session: String?) throws -> [TaskInfo] { try api.allTasks(session: session) }
 }

@@ -17,7 +17,7 @@ struct Download: ParsableCommand {
     var output: String?
     @Option(help: "Expected SHA-256 of the file, in hex; a mismatch fails the task.")
     var sha256: String?
-    @OptionGroup var task: TaskOptions
+    @OptionGroup var task: NewTaskOptions
 
     func validate() throws {
         if dir != nil && output != nil { throw ValidationError("give either --dir or --output, not both") }
@@ -25,13 +25,13 @@ struct Download: ParsableCommand {
 
     func run() throws {
         let agent = try AgentConnection()
-        var options = task.busOptions
+        var options = task.options
         let cwd = FileManager.default.currentDirectoryPath
         func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
-        if let dir { options["directory"] = .string(absolute(dir)) }
-        if let output { options["output"] = .string(absolute(output)) }
-        if let sha256 { options["sha256"] = .string(sha256) }
-        let id = try agent.createTask("CreateDownload", session: task.session, [.string(url), .dict(options)])
+        options.directory = dir.map(absolute)
+        options.output = output.map(absolute)
+        options.sha256 = sha256
+        let id = try agent.createTask(session: task.session) { try $0.createDownload(session: $1, url: url, options) }
         if task.wait { try Self.waitFor(id, agent: agent) }
     }
 
@@ -66,7 +66,7 @@ struct Download: ParsableCommand {
             }
             g_main_loop_quit(loop)
         }
-        let subscription = agent.client.subscribe("TaskChanged") { args in
+        let subscription = agent.client.subscribe(AgentSignal.taskChanged.rawValue) { args in
             if args.first?.int64Value == id { check() }
         }
         defer { g_dbus_connection_signal_unsubscribe(agent.client.connection, subscription) }

@@ -36,8 +36,7 @@ struct Show: ParsableCommand {
             let agent = try AgentConnection()
             let t = try agent.task(id)
             // How the session's app is being relaunched for events (throttled after crashes).
-            let session = try? agent.client.call("GetSession", [.string(t.session)]).first?.dictValue
-            let relaunch = session?["relaunch"]?.stringValue ?? ""
+            let relaunch = (try? agent.api.getSession(t.session))?.relaunch ?? ""
             if json {
                 var object = Output.json(t)
                 object["relaunch"] = relaunch
@@ -52,19 +51,19 @@ struct Show: ParsableCommand {
 struct Pause: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pause a task (its bytes are kept).")
     @Argument(help: "Task id.") var id: Int64
-    func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Pause", [.uint64(UInt64(id))]) } }
+    func run() throws { try reportingErrors { try AgentConnection().api.pause(id) } }
 }
 
 struct Resume: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Resume a paused (or failed) task.")
     @Argument(help: "Task id.") var id: Int64
-    func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Resume", [.uint64(UInt64(id))]) } }
+    func run() throws { try reportingErrors { try AgentConnection().api.resume(id) } }
 }
 
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Cancel a task and discard its partial bytes.")
     @Argument(help: "Task id.") var id: Int64
-    func run() throws { try reportingErrors { _ = try AgentConnection().client.call("Cancel", [.uint64(UInt64(id))]) } }
+    func run() throws { try reportingErrors { try AgentConnection().api.cancel(id) } }
 }
 
 struct Remove: ParsableCommand {
@@ -73,7 +72,7 @@ struct Remove: ParsableCommand {
     @Argument(help: "Task ids.") var ids: [Int64]
     func run() throws {
         try reportingErrors {
-            _ = try AgentConnection().client.call("RemoveTasks", [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")])
+            try AgentConnection().api.removeTasks(ids)
         }
     }
 }
@@ -84,7 +83,7 @@ struct Clear: ParsableCommand {
     @Option(help: "Only this session's tasks.") var session: String?
     func run() throws {
         try reportingErrors {
-            let n = try AgentConnection().client.call("ClearFinished", [.string(session ?? "")]).first?.int64Value ?? 0
+            let n = try AgentConnection().api.clearFinished(session: session)
             print(n)
         }
     }
@@ -96,18 +95,14 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let reply = try AgentConnection().client.call("GetStatus")
-            let d = reply.first?.dictValue ?? [:]
-            let counts = (d["tasks"]?.dictValue ?? [:]).mapValues { $0.int64Value ?? 0 }
-            let version = d["version"]?.stringValue ?? "?"
-            let store = d["store"]?.stringValue ?? "?"
-            let running = d["running"]?.int64Value ?? 0
+            let status = try AgentConnection().api.status()
+            var counts: [String: Int] = [:]
+            for state in TaskState.allCases { counts[state.rawValue] = status.tasks[state] ?? 0 }
             if json {
-                return try Output.printJSON(["version": version, "store": store, "tasks": counts,
-                                             "running": running, "pid": d["pid"]?.int64Value ?? 0,
-                                             "badge": d["badge"]?.int64Value ?? 0])
+                return try Output.printJSON(["version": status.version, "store": status.store, "tasks": counts,
+                                             "running": status.running, "pid": status.pid, "badge": status.badge])
             }
-            print("ferryd \(version), store \(store)")
+            print("ferryd \(status.version), store \(status.store)")
             for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }
         }
     }

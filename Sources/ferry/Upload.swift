@@ -13,14 +13,14 @@ struct Upload: ParsableCommand {
     var url: String
     @Option(help: "PUT (default) or POST.")
     var method: String?
-    @OptionGroup var task: TaskOptions
+    @OptionGroup var task: NewTaskOptions
 
     func run() throws {
         let agent = try AgentConnection()
-        var options = task.busOptions
-        if let method { options["method"] = .string(method) }
+        var options = task.options
+        options.method = method
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-        let id = try agent.createTask("CreateUpload", session: task.session, [.string(url), .string(path), .dict(options)])
+        let id = try agent.createTask(session: task.session) { try $0.createUpload(session: $1, url: url, file: path, options) }
         if task.wait { try Download.waitFor(id, agent: agent) }
     }
 }

@@ -12,7 +12,7 @@ struct View: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let agent = try AgentConnection()
-            _ = try agent.client.call("ResetBadge")
+            try agent.api.resetBadge()
             repeat {
                 let tasks = try agent.allTasks(session: nil)
                 var screen = watch && Output.stdoutIsTerminal ? "\u{1B}[H\u{1B}[2J" : ""
@@ -58,7 +58,7 @@ struct Open: ParsableCommand {
             guard access(file, F_OK) == 0 else {
                 throw FerryError(.failed, "\(file) is no longer there (moved or deleted)")
             }
-            _ = try agent.client.call("ResetBadge")
+            try agent.api.resetBadge()
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             p.arguments = ["xdg-open", file]

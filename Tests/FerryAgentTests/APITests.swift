@@ -79,7 +79,7 @@ import Testing
         let log = try h.serverLog()
         #expect(log.last?.rangeStart == 300_000, "resume fetched only the rest")
         let events = (try c.call("FetchEvents", [.string("app"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-            .compactMap(QueuedEvent.init(busValue:)).map(\.event)
+            .compactMap { FetchedEvent(bus: $0)?.queued }.map(\.event)
         #expect(events.contains(.resumed(offset: 300_000, expected: 1_000_000)))
         #expect(events.contains { if case .progress = $0 { return true }; return false })
 
@@ -105,7 +105,7 @@ import Testing
         try h.eventually("completed") { try state(h, id) == "completed" }
         func fetch(_ client: BusClient, after: UInt64 = 0) throws -> [QueuedEvent] {
             (try client.call("FetchEvents", [.string("com.example.App"), .uint64(after), .uint32(0)]).first?.arrayValue ?? [])
-                .compactMap(QueuedEvent.init(busValue:))
+                .compactMap { FetchedEvent(bus: $0)?.queued }
         }
         let first = try fetch(c)
         let kinds = first.map(\.event.kind)
@@ -328,22 +328,24 @@ import Testing
         #expect(names(live, "signal").filter { names(xml, "signal").contains($0) } == names(xml, "signal"))
     }
 
-    /// Every method the CLI and the client library call is declared in the XML.
-    @Test func clientsCallOnlyDeclaredMethods() throws {
+    /// The typed layer names exactly the XML's methods and signals, and clients call the agent
+    /// only through it (no method name spelled anywhere else).
+    @Test func theTypedLayerIsTheXMLAndClientsUseIt() throws {
         let xml = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.Agent1.xml", encoding: .utf8)
-        let declared = Set(xml.components(separatedBy: "<method name=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) })
-        var called: Set<String> = []
-        for dir in ["Sources/ferry", "Sources/Ferry", "Examples"] {
+        func names(_ tag: String) -> Set<String> {
+            Set(xml.components(separatedBy: "<\(tag) name=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) })
+        }
+        #expect(Set(AgentMethod.allCases.map(\.rawValue)) == names("method"))
+        #expect(Set(AgentSignal.allCases.map(\.rawValue)) == names("signal"))
+        var spelled: [String] = []
+        for dir in ["Sources", "Examples"] {
             let root = Harness.packageRoot + "/" + dir
-            for case let file as String in FileManager.default.enumerator(atPath: root)! where file.hasSuffix(".swift") {
+            for case let file as String in FileManager.default.enumerator(atPath: root)! where file.hasSuffix(".swift") && !file.hasPrefix("FerryBus/API/") {
                 let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
-                for piece in text.components(separatedBy: ".call(\"").dropFirst() {
-                    called.insert(String(piece.prefix { $0 != "\"" }))
-                }
+                for name in names("method") where text.contains("\"\(name)\"") { spelled.append("\(file): \(name)") }
             }
         }
-        #expect(called.count >= 15)
-        #expect(called.subtracting(declared).isEmpty, "called but not declared: \(called.subtracting(declared))")
+        #expect(spelled.isEmpty, "method names outside the typed layer: \(spelled)")
     }
 
     @Test func removingTasksKeepsFilesAndRefusesActiveOnes() throws {

@@ -66,4 +66,9 @@ public struct SessionInfo: Sendable, Equatable {
     public var latestSeq: UInt64
     public var relaunch: String
     public var finishedEvents: Int64
+    public init(identifier: String, configuration: SessionConfig, clients: Int, pendingEvents: Int, latestSeq: UInt64,
+                relaunch: String, finishedEvents: Int64) {
+        self.identifier = identifier; self.configuration = configuration; self.clients = clients
+        self.pendingEvents = pendingEvents; self.latestSeq = latestSeq; self.relaunch = relaunch; self.finishedEvents = finishedEvents
+    }
 }

@@ -40,14 +40,22 @@ extension SessionEvent {
     }
 }
 
-extension QueuedEvent {
-    public var busValue: Value {
-        .tuple([.uint64(seq), .string(event.kind), .uint64(UInt64(task)), .dict(event.data)])
+/// One FetchEvents entry: (seq, kind, task, data); a resumable completion carries its resume data.
+public struct FetchedEvent: Sendable, Equatable {
+    public var queued: QueuedEvent
+    public var resumeData: [UInt8]?
+    public init(_ queued: QueuedEvent, resumeData: [UInt8]? = nil) { self.queued = queued; self.resumeData = resumeData }
+
+    public var bus: Value {
+        var data = queued.event.data
+        if let resumeData { data["resume-data"] = .bytes(resumeData) }
+        return .tuple([.uint64(queued.seq), .string(queued.event.kind), .uint64(UInt64(queued.task)), .dict(data)])
     }
-    public init?(busValue: Value) {
-        guard let t = busValue.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
+
+    public init?(bus: Value) {
+        guard let t = bus.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
               let task = t[2].int64Value, let data = t[3].dictValue,
               let event = SessionEvent(kind: kind, data: data) else { return nil }
-        self.init(seq: seq, task: task, event: event)
+        self.init(QueuedEvent(seq: seq, task: task, event: event), resumeData: data["resume-data"]?.bytesValue)
     }
 }

@@ -1,0 +1,103 @@
+import FerryCore
+
+/// The options of a new task (CreateDownload, CreateDownloads, CreateDownloadFromResumeData,
+/// CreateUpload): their keys, spelled once, and their types.
+public struct TaskOptions: Sendable, Equatable {
+    public enum Key: String, CaseIterable, Sendable {
+        case directory, output, sha256, description, headers, paused, method
+    }
+    /// The keys an upload takes (no destination, no checksum).
+    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method]
+
+    public var directory: String?
+    public var output: String?
+    public var sha256: String?
+    public var description: String?
+    public var headers: [String: String]?
+    public var paused: Bool?
+    public var method: String?
+    public init() {}
+
+    /// Refuses unknown keys and wrong types by name.
+    public init(bus d: [String: Value], allowed: Set<Key> = Set(Key.allCases), upload: Bool = false) throws {
+        for key in d.keys where Key(rawValue: key).map({ !allowed.contains($0) }) ?? true {
+            throw FerryError(.invalidArgument, upload ? "unknown upload option '\(key)'" : "unknown option '\(key)'")
+        }
+        directory = try OptionValue.string(d, Key.directory.rawValue)
+        output = try OptionValue.string(d, Key.output.rawValue)
+        sha256 = try OptionValue.string(d, Key.sha256.rawValue)
+        description = try OptionValue.string(d, Key.description.rawValue)
+        headers = try OptionValue.stringDict(d, Key.headers.rawValue)
+        paused = try OptionValue.bool(d, Key.paused.rawValue)
+        method = try OptionValue.string(d, Key.method.rawValue)
+    }
+
+    public var bus: [String: Value] {
+        var d: [String: Value] = [:]
+        if let v = directory { d[Key.directory.rawValue] = .string(v) }
+        if let v = output { d[Key.output.rawValue] = .string(v) }
+        if let v = sha256 { d[Key.sha256.rawValue] = .string(v) }
+        if let v = description { d[Key.description.rawValue] = .string(v) }
+        if let v = headers { d[Key.headers.rawValue] = .stringDict(v) }
+        if let v = paused { d[Key.paused.rawValue] = .bool(v) }
+        if let v = method { d[Key.method.rawValue] = .string(v) }
+        return d
+    }
+}
+
+/// GetStatus's reply.
+public struct AgentStatus: Sendable, Equatable {
+    public var version: String
+    public var store: String
+    public var pid: Int64
+    /// Tasks per state (every state, zeros included).
+    public var tasks: [TaskState: Int]
+    public var running: Int
+    public var badge: Int
+    public init(version: String, store: String, pid: Int64, tasks: [TaskState: Int], running: Int, badge: Int) {
+        self.version = version; self.store = store; self.pid = pid; self.tasks = tasks; self.running = running; self.badge = badge
+    }
+
+    public var bus: [String: Value] {
+        var counts: [String: Value] = [:]
+        for s in TaskState.allCases { counts[s.rawValue] = .uint32(UInt32(clamping: tasks[s] ?? 0)) }
+        return ["version": .string(version), "store": .string(store), "pid": .int64(pid), "tasks": .dict(counts),
+                "running": .uint32(UInt32(clamping: running)), "badge": .uint32(UInt32(clamping: badge))]
+    }
+
+    public init(bus d: [String: Value]) {
+        var counts: [TaskState: Int] = [:]
+        for (k, v) in d["tasks"]?.dictValue ?? [:] { if let s = TaskState(rawValue: k) { counts[s] = Int(v.int64Value ?? 0) } }
+        self.init(version: d["version"]?.stringValue ?? "?", store: d["store"]?.stringValue ?? "?", pid: d["pid"]?.int64Value ?? 0,
+                  tasks: counts, running: Int(d["running"]?.int64Value ?? 0), badge: Int(d["badge"]?.int64Value ?? 0))
+    }
+}
+
+/// AnswerChallenge's answer: user and password, or an action (reject, cancel).
+extension ChallengeReply {
+    public var bus: [String: Value] {
+        switch self {
+        case .credential(let c): return ["user": .string(c.user), "password": .string(c.password)]
+        case .reject: return ["action": .string("reject")]
+        case .cancel: return ["action": .string("cancel")]
+        }
+    }
+
+    public init(bus d: [String: Value]) throws {
+        for key in d.keys where !["user", "password", "action"].contains(key) {
+            throw FerryError(.invalidArgument, "unknown answer key '\(key)'")
+        }
+        if let action = try OptionValue.string(d, "action") {
+            switch action {
+            case "reject": self = .reject
+            case "cancel": self = .cancel
+            default: throw FerryError(.invalidArgument, "action must be reject or cancel, not '\(action.prefix(32))'")
+            }
+            return
+        }
+        guard let user = d["user"]?.stringValue, let password = d["password"]?.stringValue else {
+            throw FerryError(.invalidArgument, "give user and password (strings), or action")
+        }
+        self = .credential(Credential(user: user, password: password))
+    }
+}
