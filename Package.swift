@@ -31,7 +31,9 @@ let package = Package(
 
         // Pure decisions: no C, no I/O.
         .target(name: "FerryCore", path: "Sources/FerryCore"),
-        // GVariant <-> Swift values and the D-Bus client connection, shared by agent and clients.
+        // What agent, library and CLI share: the typed D-Bus API (API/), GVariant values, the bus
+        // connection, and one of each system helper (Shared/: XDG paths, the no-overwrite move,
+        // the process launcher, the box for C callbacks).
         .target(name: "FerryBus", dependencies: ["CGLib", "CFerryShim", "FerryCore"],
                 path: "Sources/FerryBus", swiftSettings: agentSwift),
         // The agent's I/O shell: curl, SQLite, GDBus, all on one GLib main loop.

@@ -1,3 +1,4 @@
+import FerryBus
 import FerryCore
 import Foundation
 import Glibc
@@ -205,7 +206,7 @@ public final class Agent {
             }
         case .stopTransfer(let id): transfers.stop(id)
         case .dropConnections: transfers.dropConnections()
-        case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? Paths.downloadDirectory())
+        case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)
         case .discardBytes(let id):
             unlink(Paths.staging(settings.stateDirectory, task: id))
             unlink(Paths.quarantine(settings.stateDirectory, task: id))

@@ -1,4 +1,5 @@
 import CGLib
+import FerryBus
 import FerryCore
 import Glibc
 import Logging
@@ -9,26 +10,11 @@ import Logging
 /// transient scope of its own (`app-ferry-NAME-PID.scope`, as desktops do for the apps they
 /// launch), so `systemctl --user restart ferryd` does not kill the user's PDF viewer.
 enum AppSpawner {
-    /// Runs in the child between fork and exec.
-    static let childSetup: GSpawnChildSetupFunc = { _ in _ = setsid() }
-
-    /// Starts `argv`; with `reap` false the caller watches the child (g_child_watch_add).
+    /// Starts `argv` (ProcessLauncher) and moves it to a scope of its own; with `reap` false
+    /// the caller watches the child (g_child_watch_add).
     static func spawn(_ argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil,
                       reap: Bool = true, log: Logger) throws -> GPid {
-        var env = g_get_environ()
-        for (k, v) in environment { env = g_environ_setenv(env, k, v, 1) }
-        defer { g_strfreev(env) }
-        var cargs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { for a in cargs { free(a) } }
-        var pid: GPid = 0
-        var error: UnsafeMutablePointer<GError>?
-        var flags = G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_STDIN_FROM_DEV_NULL.rawValue
-        if !reap { flags |= G_SPAWN_DO_NOT_REAP_CHILD.rawValue }
-        guard g_spawn_async(workingDirectory, &cargs, env, GSpawnFlags(rawValue: flags), childSetup, nil, &pid, &error) != 0 else {
-            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
-            g_clear_error(&error)
-            throw FerryError(.failed, "cannot start \(argv.first ?? "?"): \(message)")
-        }
+        let pid = try ProcessLauncher.spawn(argv, environment: environment, workingDirectory: workingDirectory, watch: !reap)
         moveToOwnScope(pid: pid, name: argv.first ?? "app", log: log)
         return pid
     }

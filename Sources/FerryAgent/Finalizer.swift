@@ -1,4 +1,5 @@
 import CGLib
+import FerryBus
 import FerryCore
 import Foundation
 import Glibc
@@ -42,26 +43,15 @@ enum Finalizer {
         // A crash between link(2) and the commit left the file linked already: it is ours.
         if let done = alreadyLinked(staging, directory: directory, name: name) { return Saved(path: done, cleanup: [staging]) }
         if let done = alreadyLinked(copy, directory: directory, name: name) { return Saved(path: done, cleanup: [staging, copy]) }
-        // link(2) refuses to replace an existing name: the no-overwrite rule holds even against races.
-        for _ in 0..<10_000 {
-            let candidate = FileNaming.unique(name) { exists(directory + "/" + $0) }
-            let target = directory + "/" + candidate
-            if link(staging, target) == 0 {
-                fsyncFile(directory)   // the new name survives a power cut before the commit
-                CrashPoint.reached(.linkedIntoPlace)
-                return Saved(path: target, cleanup: [staging])
-            }
-            switch errno {
-            case EEXIST: continue
-            case ENOSPC, EDQUOT:
-                throw noSpace(directory)
-            case EXDEV, EPERM, ENOTSUP:
-                return Saved(path: try copyInto(target: target, from: staging, via: copy), cleanup: [staging, copy])
-            default:
-                throw Failure(name: "InvalidDestination", message: "cannot create \(target): \(String(cString: strerror(errno)))")
-            }
+        do {
+            let path = try NoOverwriteMove.link(staging, into: directory, as: name, temporary: copy)
+            CrashPoint.reached(.linkedIntoPlace)
+            return Saved(path: path, cleanup: [staging, copy])
+        } catch NoOverwriteMove.Failure.noSpace(let dir) {
+            throw noSpace(dir)
+        } catch NoOverwriteMove.Failure.failed(let message) {
+            throw Failure(name: "InvalidDestination", message: message)
         }
-        throw Failure(name: "InvalidDestination", message: "no free file name for \(name) in \(directory)")
     }
 
     static func noSpace(_ directory: String) -> Failure {
@@ -81,57 +71,7 @@ enum Finalizer {
         return nil
     }
 
-    static func exists(_ path: String) -> Bool {
-        var st = stat()
-        return lstat(path, &st) == 0
-    }
-
-    /// Another file system: copy to a hidden temporary next to the target, then link it in.
-    /// The temporary stays (a second name of the file) until the agent committed the completion.
-    static func copyInto(target: String, from staging: String, via tmp: String) throws -> String {
-        let dir = (target as NSString).deletingLastPathComponent
-        // Look before writing: a file that cannot fit is not copied half-way first.
-        var st = stat(), vfs = statvfs()
-        if stat(staging, &st) == 0, statvfs(dir, &vfs) == 0,
-           Int64(vfs.f_bavail) * Int64(vfs.f_frsize) < Int64(st.st_size) {
-            throw noSpace(dir)
-        }
-        unlink(tmp)   // a copy a crash interrupted (never linked: alreadyLinked looked first)
-        let src = open(staging, O_RDONLY | O_CLOEXEC)
-        let dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        defer { if src >= 0 { close(src) }; if dst >= 0 { close(dst) } }
-        guard src >= 0, dst >= 0 else {
-            if dst >= 0 { unlink(tmp) }
-            throw Failure(name: "InvalidDestination", message: "cannot write into \(dir): \(String(cString: strerror(errno)))")
-        }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(src, $0.baseAddress, $0.count) }
-            if n == 0 { break }
-            let w = n < 0 ? -1 : buffer.withUnsafeBytes { write(dst, $0.baseAddress, n) }
-            if n < 0 || w != n {
-                let e = errno; unlink(tmp)
-                if e == ENOSPC || e == EDQUOT || (n > 0 && w >= 0) { throw noSpace(dir) }
-                throw Failure(name: "InvalidDestination", message: "cannot copy into \(dir): \(String(cString: strerror(e)))")
-            }
-        }
-        if fsync(dst) != 0, errno == ENOSPC || errno == EDQUOT { unlink(tmp); throw noSpace(dir) }
-        var name = (target as NSString).lastPathComponent
-        var final = target
-        while link(tmp, final) != 0 {
-            guard errno == EEXIST else { let e = errno; unlink(tmp); throw Failure(name: "InvalidDestination", message: "cannot create \(final): \(String(cString: strerror(e)))") }
-            name = FileNaming.unique(name) { exists(dir + "/" + $0) }
-            final = dir + "/" + name
-        }
-        fsyncFile(dir)
-        CrashPoint.reached(.linkedIntoPlace)
-        return final
-    }
-
-    static func fsyncFile(_ path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
-    }
+    static func fsyncFile(_ path: String) { NoOverwriteMove.fsyncPath(path) }
 
     /// SHA-256 with GLib's GChecksum.
     static func sha256(of path: String) throws -> String {

@@ -34,6 +34,6 @@ enum LauncherEntry {
         let appeared: GBusNameAppearedCallback = { _, _, _, user in
             Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().publishLauncher()
         }
-        g_bus_watch_name_on_connection(conn, "com.canonical.Unity", G_BUS_NAME_WATCHER_FLAGS_NONE, appeared, nil, user, nil)
+        g_bus_watch_name_on_connection(conn, "com.canonical.Unity", GBusNameWatcherFlags(rawValue: 0) /* NONE */, appeared, nil, user, nil)
     }
 }

@@ -24,13 +24,9 @@ final class Notifier {
     // Popup thread only:
     private var serverMissingLogged = false
     /// Shown popups, kept alive until closed or their actions are lost.
-    private var live: [UnsafeMutableRawPointer: ActionBox] = [:]
-
-    final class ActionBox {
-        let notifier: Notifier
-        let file: String?
-        init(_ n: Notifier, _ f: String?) { notifier = n; file = f }
-    }
+    private var live: [UnsafeMutableRawPointer: Box<Popup>] = [:]
+    /// What a popup's callbacks need: its notifier and the file its actions open.
+    typealias Popup = (notifier: Notifier, file: String?)
 
     /// Files delivered to an app (its session inbox): no Open / Show in folder actions.
     var appOwned: (String) -> Bool = { _ in false }
@@ -68,11 +64,11 @@ final class Notifier {
         if plan.category == "transfer.complete" {
             notify_notification_set_hint(n, "sound-name", g_variant_new_string("complete-download"))
         }
-        let box = ActionBox(self, file)
-        let user = Unmanaged.passUnretained(box).toOpaque()
+        let box = Box<Popup>((self, file))
+        let user = Box.unretained(box)
         let action: NotifyActionCallback = { n, action, user in
-            let box = Unmanaged<ActionBox>.fromOpaque(user!).takeUnretainedValue()
-            box.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: box.file)
+            let popup = Box<Popup>.peek(user!)
+            popup.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: popup.file)
         }
         notify_notification_add_action(n, "default", "Open", action, user, nil)
         if file != nil {
@@ -80,8 +76,7 @@ final class Notifier {
             notify_notification_add_action(n, "show", "Show in folder", action, user, nil)
         }
         let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { n, user in
-            let box = Unmanaged<ActionBox>.fromOpaque(user!).takeUnretainedValue()
-            box.notifier.closed(n!)
+            Box<Popup>.peek(user!).notifier.closed(n!)
         }
         ferry_signal_connect(raw, "closed", unsafeBitCast(closed, to: GCallback.self), user)
         var error: UnsafeMutablePointer<GError>?
@@ -125,28 +120,23 @@ enum Opener {
     /// answers, the folder opens with xdg-open.
     static func showInFolder(_ path: String, log: Logger) {
         let folder = (path as NSString).deletingLastPathComponent
-        let fallback = FallbackBox { spawn(["xdg-open", folder], log: log) }
-        guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { fallback.run(); return }   // the agent's own, cached
+        let fallback: () -> Void = { spawn(["xdg-open", folder], log: log) }
+        guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { fallback(); return }   // the agent's own, cached
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
         let uri = "file://" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)
         let args = Value.tuple([.strings([uri]), .string("")]).makeGVariant()
         g_dbus_connection_call(bus, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
                                "org.freedesktop.FileManager1", "ShowItems", args, nil,
                                G_DBUS_CALL_FLAGS_NONE, 5_000, nil, { source, result, user in
-            let fallback = Unmanaged<FallbackBox>.fromOpaque(user!).takeRetainedValue()
+            let fallback = Box<() -> Void>.take(user!)
             var error: UnsafeMutablePointer<GError>?
             if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
                 g_variant_unref(reply)
             } else {
                 g_clear_error(&error)
-                fallback.run()
+                fallback()
             }
-        }, Unmanaged.passRetained(fallback).toOpaque())
-    }
-
-    private final class FallbackBox {
-        let run: () -> Void
-        init(_ run: @escaping () -> Void) { self.run = run }
+        }, Box.retained(fallback))
     }
 
     static func spawn(_ argv: [String], log: Logger) {

@@ -7,21 +7,7 @@ import Glibc
 /// Where the agent keeps things, per the XDG base directory spec.
 public enum Paths {
     /// $XDG_STATE_HOME/ferry (default ~/.local/state/ferry).
-    public static var defaultStateDirectory: String { StateDirectory.path }
-
-    public static var home: String { String(cString: g_get_home_dir()) }
-
-    /// The user's download folder: XDG user dir, else ~/Downloads (created), else $HOME.
-    public static func downloadDirectory() -> String {
-        g_reload_user_special_dirs_cache()
-        if let p = g_get_user_special_dir(G_USER_DIRECTORY_DOWNLOAD) {
-            let dir = String(cString: p)
-            if dir != home { return dir }
-        }
-        let fallback = home + "/Downloads"
-        if mkdirAll(fallback, mode: 0o700) { return fallback }
-        return home
-    }
+    public static var defaultStateDirectory: String { XDG.stateDirectory }
 
     /// mkdir -p with a mode for the directories it creates; true when the directory exists.
     @discardableResult

@@ -98,8 +98,6 @@ public final class BusClient: @unchecked Sendable {
 }
 
 extension BusClient {
-    final class SignalBox { let body: ([Value]) -> Void; init(_ b: @escaping ([Value]) -> Void) { body = b } }
-
     /// Calls `handler` for each `signal` of dev.ferry.Agent1 (only those whose first argument is
     /// `session`, when given), from the thread-default main context (run a GMainLoop to receive
     /// them). Returns the subscription id.
@@ -118,13 +116,10 @@ extension BusClient {
 
     private func subscribe(sender: String, interface: String, path: String, signal: String, arg0: String?,
                            _ handler: @escaping ([Value]) -> Void) -> UInt32 {
-        let box = Unmanaged.passRetained(SignalBox(handler)).toOpaque()
         let callback: GDBusSignalCallback = { _, _, _, _, _, params, user in
-            let args = params.map { Value($0).tupleValue ?? [] } ?? []
-            Unmanaged<SignalBox>.fromOpaque(user!).takeUnretainedValue().body(args)
+            Box<([Value]) -> Void>.peek(user!)(params.map { Value($0).tupleValue ?? [] } ?? [])
         }
-        let free: GDestroyNotify = { user in Unmanaged<SignalBox>.fromOpaque(user!).release() }
         return g_dbus_connection_signal_subscribe(connection, sender, interface, signal, path, arg0,
-                                                  G_DBUS_SIGNAL_FLAGS_NONE, callback, box, free)
+                                                  G_DBUS_SIGNAL_FLAGS_NONE, callback, Box.retained(handler), Box<([Value]) -> Void>.release)
     }
 }

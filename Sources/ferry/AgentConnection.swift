@@ -33,7 +33,7 @@ struct AgentConnection {
     }
 
     static var logPath: String {
-        StateDirectory.path + "/ferryd.log"
+        XDG.stateDirectory + "/ferryd.log"
     }
 
     /// Starts the agent in its own session so it outlives this command and its terminal.
@@ -41,28 +41,7 @@ struct AgentConnection {
         let logPath = Self.logPath
         try? FileManager.default.createDirectory(atPath: (logPath as NSString).deletingLastPathComponent,
                                                  withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        // The agent must not inherit our descriptors (a caller's pipe would never see EOF).
-        if let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
-            for case let fd? in fds.map({ Int32($0) }) where fd > 2 {
-                let flags = fcntl(fd, F_GETFD)
-                if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
-            }
-        }
-        var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        posix_spawnattr_setflags(&attr, 0x80)   // POSIX_SPAWN_SETSID (glibc, _GNU_SOURCE only)
-        var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
-        defer { for a in argv { free(a) } }
-        let rc = posix_spawn(&pid, path, &actions, &attr, argv, environ)
-        guard rc == 0 else { throw FerryError(.failed, "cannot start \(path): \(String(cString: strerror(rc)))") }
+        _ = try ProcessLauncher.spawn([path], output: logPath)
     }
 
     /// The agent's API.

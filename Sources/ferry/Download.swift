@@ -72,18 +72,14 @@ struct Download: ParsableCommand {
         defer { g_dbus_connection_signal_unsubscribe(agent.client.connection, subscription) }
         var timer: UInt32 = 0
         if bar {
-            let box = Unmanaged.passRetained(TimerBox(check)).toOpaque()
-            timer = g_timeout_add_full(G_PRIORITY_DEFAULT, 200, { user in
-                Unmanaged<TimerBox>.fromOpaque(user!).takeUnretainedValue().body(); return 1
-            }, box, { user in Unmanaged<TimerBox>.fromOpaque(user!).release() })
+            timer = g_timeout_add_full(G_PRIORITY_DEFAULT, 200, { user in Box<() -> Void>.peek(user!)(); return 1 },
+                                       Box.retained(check), Box<() -> Void>.release)
         }
         defer { if timer != 0 { g_source_remove(timer) } }
         check()   // after subscribing: a task that already ended is seen here
         if outcome == nil { g_main_loop_run(loop) }
         try outcome?.get()
     }
-
-    final class TimerBox { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
 
     static func progressBar(_ t: TaskInfo) -> String {
         let width = 30

@@ -59,13 +59,9 @@ struct Open: ParsableCommand {
                 throw FerryError(.failed, "\(file) is no longer there (moved or deleted)")
             }
             try agent.api.resetBadge()
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["xdg-open", file]
-            try p.run()
-            p.waitUntilExit()
-            guard p.terminationStatus == 0 else {
-                throw FerryError(.failed, "xdg-open could not open \(file) (exit \(p.terminationStatus))")
+            let status = try ProcessLauncher.run(["xdg-open", file])
+            guard status == 0 else {
+                throw FerryError(.failed, "xdg-open could not open \(file) (exit \(status))")
             }
         }
     }

@@ -1,0 +1,31 @@
+import CGLib
+import Foundation
+
+/// Where things live per the XDG specs, for the agent, the library and the CLI alike.
+public enum XDG {
+    public static var home: String { String(cString: g_get_home_dir()) }
+
+    /// $XDG_STATE_HOME/ferry (default ~/.local/state/ferry). Per the XDG base directory spec a
+    /// relative XDG_STATE_HOME is invalid and ignored.
+    public static var stateDirectory: String {
+        let base = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (home + "/.local/state")
+        return base + "/ferry"
+    }
+
+    /// The user's folder of a kind (xdg-user-dirs, read afresh), else ~/`fallback`, created
+    /// 0700 when missing, else the home folder. A user dir set to the home folder itself
+    /// (xdg-user-dirs' way of saying "none") counts as unset.
+    public static func userDirectory(_ kind: GUserDirectory, fallback: String) -> String {
+        g_reload_user_special_dirs_cache()
+        if let p = g_get_user_special_dir(kind) {
+            let dir = String(cString: p)
+            if dir != home { return dir }
+        }
+        let path = home + "/" + fallback
+        return g_mkdir_with_parents(path, 0o700) == 0 ? path : home
+    }
+
+    public static var downloadDirectory: String { userDirectory(G_USER_DIRECTORY_DOWNLOAD, fallback: "Downloads") }
+    public static var documentsDirectory: String { userDirectory(G_USER_DIRECTORY_DOCUMENTS, fallback: "Documents") }
+}
