@@ -7,36 +7,26 @@ CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return cur
 CURLcode ferry_easy_setopt_str(CURL *e, CURLoption o, const char *v) { return curl_easy_setopt(e, o, v); }
 CURLcode ferry_easy_setopt_ptr(CURL *e, CURLoption o, void *v) { return curl_easy_setopt(e, o, v); }
 
+/* curl takes a callback and its user data as two options: set both, or report the first failure. */
+#define SET_CALLBACK(setopt, handle, fn_option, fn, data_option, user) \
+    do { rc = setopt(handle, fn_option, fn); if (!rc) rc = setopt(handle, data_option, user); } while (0)
+
 CURLcode ferry_easy_set_write(CURL *e, ferry_data_fn fn, void *user) {
-    CURLcode rc = curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fn);
-    return rc ? rc : curl_easy_setopt(e, CURLOPT_WRITEDATA, user);
+    CURLcode rc; SET_CALLBACK(curl_easy_setopt, e, CURLOPT_WRITEFUNCTION, fn, CURLOPT_WRITEDATA, user); return rc;
 }
 CURLcode ferry_easy_set_read(CURL *e, ferry_data_fn fn, void *user) {
-    CURLcode rc = curl_easy_setopt(e, CURLOPT_READFUNCTION, fn);
-    return rc ? rc : curl_easy_setopt(e, CURLOPT_READDATA, user);
-}
-CURLcode ferry_easy_set_header(CURL *e, ferry_data_fn fn, void *user) {
-    CURLcode rc = curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, fn);
-    return rc ? rc : curl_easy_setopt(e, CURLOPT_HEADERDATA, user);
-}
-CURLcode ferry_easy_set_xferinfo(CURL *e, ferry_xferinfo_fn fn, void *user) {
-    CURLcode rc = curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, fn);
-    if (!rc) rc = curl_easy_setopt(e, CURLOPT_XFERINFODATA, user);
-    return rc ? rc : curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    CURLcode rc; SET_CALLBACK(curl_easy_setopt, e, CURLOPT_READFUNCTION, fn, CURLOPT_READDATA, user); return rc;
 }
 
 long ferry_easy_info_long(CURL *e, CURLINFO i) { long v = 0; curl_easy_getinfo(e, i, &v); return v; }
 curl_off_t ferry_easy_info_off(CURL *e, CURLINFO i) { curl_off_t v = -1; curl_easy_getinfo(e, i, &v); return v; }
-const char *ferry_easy_info_str(CURL *e, CURLINFO i) { char *v = NULL; curl_easy_getinfo(e, i, &v); return v; }
 void *ferry_easy_info_private(CURL *e) { void *v = NULL; curl_easy_getinfo(e, CURLINFO_PRIVATE, &v); return v; }
 
 CURLMcode ferry_multi_set_socket(CURLM *m, ferry_socket_fn fn, void *user) {
-    CURLMcode rc = curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, fn);
-    return rc ? rc : curl_multi_setopt(m, CURLMOPT_SOCKETDATA, user);
+    CURLMcode rc; SET_CALLBACK(curl_multi_setopt, m, CURLMOPT_SOCKETFUNCTION, fn, CURLMOPT_SOCKETDATA, user); return rc;
 }
 CURLMcode ferry_multi_set_timer(CURLM *m, ferry_timer_fn fn, void *user) {
-    CURLMcode rc = curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, fn);
-    return rc ? rc : curl_multi_setopt(m, CURLMOPT_TIMERDATA, user);
+    CURLMcode rc; SET_CALLBACK(curl_multi_setopt, m, CURLMOPT_TIMERFUNCTION, fn, CURLMOPT_TIMERDATA, user); return rc;
 }
 CURLMcode ferry_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
 

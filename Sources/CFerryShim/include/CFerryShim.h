@@ -13,17 +13,12 @@ CURLcode ferry_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
 CURLcode ferry_easy_setopt_str(CURL *easy, CURLoption option, const char *value);
 CURLcode ferry_easy_setopt_ptr(CURL *easy, CURLoption option, void *value);
 typedef size_t (*ferry_data_fn)(char *data, size_t size, size_t count, void *user);
-typedef int (*ferry_xferinfo_fn)(void *user, curl_off_t dltotal, curl_off_t dlnow,
-                                 curl_off_t ultotal, curl_off_t ulnow);
 CURLcode ferry_easy_set_write(CURL *easy, ferry_data_fn fn, void *user);
 CURLcode ferry_easy_set_read(CURL *easy, ferry_data_fn fn, void *user);
-CURLcode ferry_easy_set_header(CURL *easy, ferry_data_fn fn, void *user);
-CURLcode ferry_easy_set_xferinfo(CURL *easy, ferry_xferinfo_fn fn, void *user);
 
 // libcurl easy info
 long ferry_easy_info_long(CURL *easy, CURLINFO info);
 curl_off_t ferry_easy_info_off(CURL *easy, CURLINFO info);
-const char *ferry_easy_info_str(CURL *easy, CURLINFO info);
 void *ferry_easy_info_private(CURL *easy);
 
 // libcurl multi

@@ -1,0 +1,120 @@
+import Foundation
+
+/// The world changing around a task (network, retry timers, challenges) and the client's requests.
+extension TaskMachine {
+    /// The network is back: tasks waiting for it go back into the queue.
+    public mutating func networkReturned(now: Int64) -> [Action] {
+        guard record.state == .waiting, record.reason == .network else { return [] }
+        move(to: .queued, now: now)
+        record.attempts = 0
+        return [.persist]
+    }
+
+    /// The network changed under a running transfer: stop it and queue it again at once, on a
+    /// new connection. No retry is counted; an attempt that then cannot reach its server waits
+    /// for the network (reason network), one that can continues from its bytes.
+    public mutating func networkChanged(now: Int64) -> [Action] {
+        guard record.state == .running else { return [] }
+        move(to: .queued, now: now)
+        return [.stopTransfer, .persist]
+    }
+
+    /// A scheduled retry is due: back into the queue.
+    public mutating func retryDue(now: Int64) -> [Action] {
+        guard record.state == .waiting, record.reason == .retry || record.reason == .space else { return [] }
+        move(to: .queued, now: now)
+        return [.persist]
+    }
+
+    /// How an app answered a challenge.
+    public enum ChallengeAnswer: Sendable, Equatable {
+        /// Try again; the shell sends the credential with the next attempt.
+        case useCredential
+        /// Fail the task as the server answered (HTTP 401).
+        case reject
+        case cancel
+    }
+
+    public mutating func answerChallenge(_ answer: ChallengeAnswer, now: Int64) throws -> [Action] {
+        guard record.state == .waiting, record.reason == .credentials else {
+            throw FerryError(.invalidState, "task \(record.id) is not waiting for credentials")
+        }
+        switch answer {
+        case .useCredential:
+            record.attempts += 1   // counts the credentials tried: previousFailures of the next challenge
+            move(to: .queued, now: now)
+            return [.persist]
+        case .reject:
+            return fail(name: "AuthenticationRequired", message: "server answered HTTP 401: authentication required",
+                        resumable: false, now: now)
+        case .cancel:
+            return try cancel(keepPartial: false, now: now)
+        }
+    }
+
+    /// "Basic realm=\"x\", charset=…" → ("Basic", "x").
+    static func parseChallenge(_ header: String?) -> (String, String) {
+        guard let header, !header.isEmpty else { return ("", "") }
+        let scheme = String(header.prefix { $0 != " " })
+        var realm = ""
+        if let r = header.range(of: "realm=", options: .caseInsensitive) {
+            var rest = header[r.upperBound...]
+            if rest.first == "\"" {
+                rest = rest.dropFirst()
+                realm = String(rest.prefix { $0 != "\"" })
+            } else {
+                realm = String(rest.prefix { $0 != "," && $0 != " " })
+            }
+        }
+        return (scheme, realm)
+    }
+
+    // MARK: - Requests from clients
+
+    public mutating func pause(now: Int64) throws -> [Action] {
+        switch record.state {
+        case .paused: return []
+        case .running:
+            move(to: .paused, now: now)
+            return [.stopTransfer, .persist]
+        case .queued, .waiting:
+            move(to: .paused, now: now)
+            return [.persist]
+        case .completed, .failed, .canceled:
+            throw FerryError(.invalidState, "task \(record.id) is \(record.state.rawValue) and cannot be paused")
+        }
+    }
+
+    public mutating func resume(now: Int64) throws -> [Action] {
+        switch record.state {
+        case .paused, .failed:
+            // Quarantined bytes (a checksum mismatch) are never retried from.
+            let discard: [Action] = record.errorName == "ChecksumMismatch" ? [.discardPartial] : []
+            move(to: .queued, now: now)
+            record.error = nil; record.errorName = nil; record.attempts = 0
+            return discard + [.persist]
+        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network:
+            // The user says "try now" (space was freed, the cable is back): no waiting for a timer.
+            move(to: .queued, now: now)
+            record.attempts = 0
+            return [.persist]
+        case .queued, .running, .waiting: return []
+        case .completed, .canceled:
+            throw FerryError(.invalidState, "task \(record.id) is \(record.state.rawValue) and cannot be resumed")
+        }
+    }
+
+    /// Cancel; with `keepPartial` the staging bytes stay for resume data.
+    public mutating func cancel(keepPartial: Bool, now: Int64) throws -> [Action] {
+        guard !record.state.isFinal else {
+            throw FerryError(.invalidState, "task \(record.id) is already \(record.state.rawValue)")
+        }
+        var actions: [Action] = []
+        if record.state == .running { actions.append(.stopTransfer) }
+        if !keepPartial { actions.append(.discardPartial) }
+        end(.canceled, error: "canceled", errorName: "Canceled", now: now)
+        actions.append(.persist)
+        actions.append(.emit(.completed(error: "canceled", errorName: "Canceled", resumable: keepPartial)))
+        return actions
+    }
+}

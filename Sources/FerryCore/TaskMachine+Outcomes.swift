@@ -1,0 +1,116 @@
+/// How attempts end, and saving the finished file.
+extension TaskMachine {
+    // MARK: - End of an attempt
+
+    /// The attempt ended. `random` in 0..<1 feeds the jitter.
+    /// With `networkAvailable` false an attempt that never reached its server waits for the
+    /// network instead of a timer (other failures are retried: the host was reachable).
+    /// With `canChallenge` (a client listens to the session), a 401 asks the app for credentials
+    /// instead of failing the task.
+    public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
+                                       now: Int64, random: Double, networkAvailable: Bool = true,
+                                       canChallenge: Bool = false, spaceRecheck: Int64 = 30_000_000) -> [Action] {
+        guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
+        record.updated = now
+        if canChallenge, outcome.httpStatus == 401 {
+            let (scheme, realm) = Self.parseChallenge(outcome.authenticate)
+            let failures = record.attempts
+            wait(.credentials, error: "server answered HTTP 401: waiting for the app to answer the authentication challenge",
+                 retryAt: nil, now: now)
+            return [.persist, .emit(.challenge(scheme: scheme, realm: realm,
+                                               host: record.host, previousFailures: failures))]
+        }
+        switch FailureClassifier.classify(outcome) {
+        case .success:
+            if let expected = record.expected, record.received != expected {
+                return retry(message: "connection closed after \(record.received) of \(expected) bytes",
+                             progressed: outcome.bytesThisAttempt > 0, retryAfter: nil, reason: .retry,
+                             backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+            }
+            if record.expected == nil { record.expected = record.received }
+            var actions: [Action] = [.emit(progressEvent(written: record.received - lastProgressBytes))]
+            lastProgressBytes = record.received
+            if record.kind == .upload {
+                // The server took the whole body and answered 2xx: nothing to move into place.
+                end(.completed, now: now)
+                return actions + [.persist, .emit(.completed(error: nil, errorName: nil, resumable: false))]
+            }
+            actions.append(.finalize)
+            return actions
+        case .transient(let message) where !networkAvailable && outcome.neverReachedServer:
+            wait(.network, error: message, retryAt: nil, now: now)
+            return [.persist]
+        case .transient(let message):
+            return retry(message: message, progressed: outcome.bytesThisAttempt > 0,
+                         retryAfter: outcome.retryAfterSeconds, reason: .retry,
+                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+        case .diskFull(let message):
+            return waitForSpace(message: message, recheck: spaceRecheck, now: now)
+        case .rangeRejected(let message):
+            // Start over from byte zero, at once; the validators go with the old bytes.
+            record.etag = nil
+            record.lastModified = nil
+            record.received = 0
+            wait(.retry, error: message, retryAt: now, now: now)
+            return [.discardPartial, .persist, .scheduleRetry(atMicroseconds: now)]
+        case .permanent(let name, let message):
+            return fail(name: name, message: message, resumable: false, now: now)
+        }
+    }
+
+    private mutating func retry(message: String, progressed: Bool, retryAfter: Int64?, reason: WaitReason,
+                                backoff: Backoff, deadline: Int64?, now: Int64, random: Double) -> [Action] {
+        // Progress since the last failure means the path works: start the backoff again.
+        record.attempts = progressed ? 1 : record.attempts + 1
+        let delay = backoff.delayMilliseconds(attempt: record.attempts, retryAfterSeconds: retryAfter, random: random) * 1_000
+        if let deadline, now + delay > deadline {
+            return fail(name: "TimedOut", message: "gave up: resource timeout reached (last error: \(message))",
+                        resumable: record.received > 0 && record.resumeValidator != nil, now: now)
+        }
+        wait(reason, error: message, retryAt: now + delay, now: now)
+        return [.persist, .scheduleRetry(atMicroseconds: now + delay)]
+    }
+
+    mutating func fail(name: String, message: String, resumable: Bool, now: Int64) -> [Action] {
+        end(.failed, error: message, errorName: name, now: now)
+        var actions: [Action] = [.persist, .emit(.completed(error: message, errorName: name, resumable: resumable))]
+        if !resumable { actions.insert(.discardPartial, at: 0) }
+        return actions
+    }
+
+    /// The shell moved the file into place.
+    public mutating func finalized(file: String, now: Int64) -> [Action] {
+        end(.completed, now: now)
+        record.file = file
+        return [.persist, .emit(.finished(file: file, received: record.received)),
+                .emit(.completed(error: nil, errorName: nil, resumable: false))]
+    }
+
+    /// Verifying or moving the file failed (destination unwritable).
+    public mutating func finalizeFailed(name: String, message: String, now: Int64) -> [Action] {
+        fail(name: name, message: message, resumable: false, now: now)
+    }
+
+    /// The finished bytes do not match the checksum the app gave: they go to quarantine,
+    /// never to the destination; removing or retrying the task discards them.
+    public mutating func checksumMismatched(message: String, now: Int64) -> [Action] {
+        var actions = fail(name: "ChecksumMismatch", message: message, resumable: false, now: now)
+        actions.removeAll { $0 == .discardPartial }
+        return [.quarantine] + actions
+    }
+
+    /// The destination's disk is full: every byte stays in staging and the task waits for space.
+    public mutating func finalizeNeedsSpace(message: String, recheck: Int64 = 30_000_000, now: Int64) -> [Action] {
+        guard record.state == .running else { return [] }
+        return waitForSpace(message: message, recheck: recheck, now: now)
+    }
+
+    /// A full disk is no reason to give up a task or its bytes: wait, and look again after
+    /// `recheck` µs, doubling up to ten times that (30 s … 5 min by default); `Resume` tries at once.
+    mutating func waitForSpace(message: String, recheck: Int64, now: Int64) -> [Action] {
+        record.attempts += 1
+        let delay = min(recheck << Int64(min(record.attempts - 1, 8)), recheck * 10)
+        wait(.space, error: message, retryAt: now + delay, now: now)
+        return [.persist, .warnNoSpace, .scheduleRetry(atMicroseconds: now + delay)]
+    }
+}
