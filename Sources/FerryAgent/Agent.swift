@@ -63,6 +63,8 @@ public final class Agent {
     /// Why the last turn that could not commit failed.
     private var turnFailure: Error?
     private var afterCommit: [AgentEffect] = []
+    /// Where each task's TaskChanged waits in `afterCommit`: a turn signals a task's last state once.
+    private var taskChangedAt: [Int64: Int] = [:]
     private var crashPointsAfterCommit: [CrashPoint] = []
 
     public init(settings: AgentSettings, logger: Logger) throws {
@@ -152,6 +154,7 @@ public final class Agent {
             turnFailure = error
             committed = false
             afterCommit = []
+            taskChangedAt = [:]
             crashPointsAfterCommit = []
             for e in core.commitFailed(now: MainLoop.now) { route(e) }
         }
@@ -160,6 +163,7 @@ public final class Agent {
         crashPointsAfterCommit = []
         let work = afterCommit
         afterCommit = []
+        taskChangedAt = [:]
         for e in work { carryOut(e) }
         return committed
     }
@@ -189,6 +193,8 @@ public final class Agent {
             wakes.arm(wake, at: at)
         case .reply:
             break
+        case .taskChanged(let id, _):
+            if let i = taskChangedAt[id] { afterCommit[i] = e } else { taskChangedAt[id] = afterCommit.count; afterCommit.append(e) }
         default:
             afterCommit.append(e)
         }

@@ -262,4 +262,62 @@ import Testing
         guard case .status(_, let running, _) = try d.request(.status) else { Issue.record("no status"); return }
         #expect(running == 1)
     }
+
+    @Test func theFerrydFolderWinsOverTheSessionsAndTheSessionsOverTheUsers() throws {
+        func finalizeDirectory(ferryd: String?, session: String?) throws -> String?? {
+            var settings = AgentCore.Settings(stateDirectory: "/state")
+            settings.downloadDirectory = ferryd
+            var d = CoreDriver(settings)
+            try d.start()
+            var options = SessionOptions()
+            options.defaultDirectory = session
+            try d.openSession("s", options)
+            let id = try d.download("http://a/f")
+            try d.wake(.schedule)
+            let ended = try d.run(.transferEnded(task: id, received: 0, ok))
+            return ended.lazy.compactMap { if case .finalize(_, let dir) = $0 { return .some(dir) } else { return nil } }.first
+        }
+        #expect(try finalizeDirectory(ferryd: "/f", session: "/s") == .some("/f"))
+        #expect(try finalizeDirectory(ferryd: nil, session: "/s") == .some("/s"))
+        #expect(try finalizeDirectory(ferryd: nil, session: nil) == .some(nil))   // the user's Downloads (the shell asks XDG)
+    }
+
+    @Test func aSessionsRequestTimeoutLowersTheStallLimit() throws {
+        var d = CoreDriver()
+        try d.start()
+        var options = SessionOptions()
+        options.requestTimeout = 5
+        try d.openSession("quick", options)
+        try d.openSession("slow")
+        let a = try d.download("http://a/1", session: "quick"), b = try d.download("http://b/2", session: "slow")
+        var stall: [Int64: Int] = [:]
+        for case .startTransfer(let r, _, let seconds, _) in try d.wake(.schedule) { stall[r.id] = seconds }
+        #expect(stall == [a: 5, b: 60])
+    }
+
+    @Test func aReconnectingClientGetsEveryUnacknowledgedEventAgainInOrder() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession("s", peer: ":1.1")
+        let ids = try (0..<3).map { try d.download("http://h\($0)/f") }
+        try d.wake(.schedule)
+        for id in ids { try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 404))) }
+        func fetch(_ d: inout CoreDriver, after: UInt64) throws -> [QueuedEvent] {
+            guard case .events(let e, _) = try d.request(.fetchEvents(session: "s", after: after, limit: 0)) else { return [] }
+            return e
+        }
+        let first = try fetch(&d, after: 0)
+        #expect(first.map(\.task) == ids)
+        // The app takes the first event, then dies; it reconnects and sees the other two.
+        _ = try d.request(.acknowledgeEvents(session: "s", upTo: first[0].seq))
+        try d.run(.peerLeft(":1.1"))
+        try d.openSession("s", peer: ":1.2")
+        #expect(try fetch(&d, after: 0).map(\.seq) == first.dropFirst().map(\.seq))
+        // The same after an agent crash: the store gives the queue back.
+        var restarted = CoreDriver(ledger: d.ledger)
+        try restarted.start()
+        try restarted.openSession("s", peer: ":1.3")
+        #expect(try fetch(&restarted, after: 0).map(\.seq) == first.dropFirst().map(\.seq))
+        #expect(try fetch(&restarted, after: first[1].seq).map(\.seq) == [first[2].seq])
+    }
 }
