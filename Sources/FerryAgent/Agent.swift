@@ -84,8 +84,10 @@ public final class Agent {
         notifier.appOwned = { $0.hasPrefix(inbox) }
         transfers = Transfers(settings: settings)
         transfers.feed = { [unowned self] input in
-            if case .responseBegan = input { crashPointsAfterCommit.append(.responseBegan) }
-            handle(input)
+            turn {   // a curl round's turn, or one of its own (a transfer prepared off the loop)
+                if case .responseBegan = input { crashPointsAfterCommit.append(.responseBegan) }
+                handle(input)
+            }
         }
         // A round of curl's work is one turn: its transfers' changes commit together.
         transfers.curl.around = { [unowned self] work in turn(work) }
@@ -205,11 +207,8 @@ public final class Agent {
     private func carryOut(_ e: AgentEffect) {
         switch e {
         case .startTransfer(let r, let plan, let stall, let credential):
-            if let failure = transfers.start(r, plan, stallSeconds: stall, credential: credential) {
-                feed(.transferCouldNotStart(task: r.id, failure))
-            } else {
-                log.debug("task \(r.id): starting at byte \(plan.offset)")
-            }
+            log.debug("task \(r.id): starting at byte \(plan.offset)")
+            transfers.start(r, plan, stallSeconds: stall, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
         case .dropConnections: transfers.dropConnections()
         case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)

@@ -1,5 +1,6 @@
 import CCurl
 import FerryCore
+import Foundation
 import Glibc
 
 /// The running transfers and the curl multi handle they share. Turns what curl did into agent
@@ -9,6 +10,10 @@ final class Transfers {
     private let settings: TransferSettings
     private let stateDirectory: String
     private(set) var running: [Int64: Transfer] = [:]
+    /// Transfers being prepared on `preparer`: creating a staging file costs the file system
+    /// more than the rest of a small download (0.7 ms here), so it happens off the loop.
+    private var preparing: Set<Int64> = []
+    private let preparer = DispatchQueue(label: "dev.ferry.agent.staging")
     /// Hands an input to the agent (inside the turn of the curl round that produced it).
     var feed: (AgentInput) -> Void = { _ in }
 
@@ -20,27 +25,49 @@ final class Transfers {
         curl.onDone = { [unowned self] easy, code in done(easy: easy, code: Int(code.rawValue)) }
     }
 
-    /// Starts an attempt; when it cannot even begin, says how that ended instead.
-    func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?) -> TransferOutcome? {
+    /// Starts an attempt: its staging file and curl handle are prepared on a worker thread, then
+    /// curl gets it on the loop. One that cannot even begin comes back as
+    /// `transferCouldNotStart` (ENOSPC waits for space, the rest fails clearly).
+    func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?) {
         var s = settings
         s.stallSeconds = stallSeconds
-        do {
-            let t = try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: Paths.staging(stateDirectory, task: r.id),
-                                 credential: credential, settings: s)
-            running[r.id] = t
+        let staging = Paths.staging(stateDirectory, task: r.id)
+        preparing.insert(r.id)
+        preparer.async {
+            let prepared: Prepared
+            do {
+                prepared = .ready(try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential, settings: s))
+            } catch let e as TransferStartFailure {
+                prepared = .failed(.localFailure(errno: e.errno, message: e.message))
+            } catch {
+                prepared = .failed(.localFailure(errno: EACCES, message: "\(error)"))
+            }
+            MainLoop.idle { [weak self] in self?.prepared(r.id, prepared) }
+        }
+    }
+
+    /// A transfer made on the preparer, handed to the loop (it is used by one thread at a time).
+    private enum Prepared: @unchecked Sendable {
+        case ready(Transfer)
+        case failed(TransferOutcome)
+    }
+
+    private func prepared(_ id: Int64, _ p: Prepared) {
+        guard preparing.remove(id) != nil else { return }   // stopped meanwhile: the transfer is dropped
+        switch p {
+        case .ready(let t):
+            running[id] = t
             curl.add(t.easy)
             CrashPoint.reached(.transferStarted)
-            return nil
-        } catch let e as TransferStartFailure {
-            return .localFailure(errno: e.errno, message: e.message)   // ENOSPC waits for space
-        } catch {
-            return .localFailure(errno: EACCES, message: "\(error)")
+        case .failed(let outcome):
+            feed(.transferCouldNotStart(task: id, outcome))
         }
     }
 
     /// Detaches a transfer; its bytes are on disk. Returns how many.
     @discardableResult
     func stop(_ id: Int64) -> Int64? {
+        if preparing.remove(id) != nil { return nil }
         guard let t = running.removeValue(forKey: id) else { return nil }
         curl.remove(t.easy)
         t.sync()
