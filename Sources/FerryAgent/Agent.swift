@@ -219,7 +219,7 @@ public final class Agent {
             rename(Paths.staging(settings.stateDirectory, task: id), Paths.quarantine(settings.stateDirectory, task: id))
         case .adoptStagedBytes(let from, let to):
             rename(Paths.staging(settings.stateDirectory, task: from), Paths.staging(settings.stateDirectory, task: to))
-        case .removeFiles(let paths): for p in paths { unlink(p) }
+        case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
         case .taskChanged(let id, let state): onTaskChanged(id, state)
         case .eventsAvailable(let session, let seq):
             onEventsAvailable(session, seq)

@@ -8,7 +8,7 @@ extension Store {
 
     func session(_ identifier: String) throws -> SessionConfig? {
         try read { db in
-            try String.fetchOne(db, sql: "SELECT config FROM sessions WHERE identifier = ?", arguments: [identifier])
+            try String.fetchOne(db.cachedStatement(sql: "SELECT config FROM sessions WHERE identifier = ?"), arguments: [identifier])
         }.flatMap { try? JSONDecoder().decode(SessionConfig.self, from: Data($0.utf8)) }
     }
 
@@ -44,23 +44,23 @@ extension Store {
     func appendEvent(session: String, _ e: QueuedEvent) throws {
         let json = String(decoding: try JSONEncoder().encode(e.event), as: UTF8.self)
         try write { db in
-            try db.execute(sql: "INSERT INTO events(session, seq, task, event) VALUES (?, ?, ?, ?)",
-                           arguments: [session, Int64(e.seq), e.task, json])
-            try db.execute(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?",
-                           arguments: [Int64(e.seq), session])
+            try db.cachedStatement(sql: "INSERT INTO events(session, seq, task, event) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [session, Int64(e.seq), e.task, json])
+            try db.cachedStatement(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?")
+                .execute(arguments: [Int64(e.seq), session])
         }
     }
 
     func setLastSeq(session: String, _ seq: UInt64) throws {
         try write { db in
-            try db.execute(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?",
-                           arguments: [Int64(seq), session])
+            try db.cachedStatement(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?")
+                .execute(arguments: [Int64(seq), session])
         }
     }
 
     func deleteEvents(session: String, upTo seq: UInt64) throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM events WHERE session = ? AND seq <= ?", arguments: [session, Int64(seq)])
+            try db.cachedStatement(sql: "DELETE FROM events WHERE session = ? AND seq <= ?").execute(arguments: [session, Int64(seq)])
         }
     }
 

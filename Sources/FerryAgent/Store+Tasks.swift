@@ -27,18 +27,21 @@ extension Store {
         var args = Self.columns(r)
         _ = args.append(contentsOf: [r.id])
         try write { db in
-            try db.execute(sql: """
+            // Cached: compiled once, not for every change of every task.
+            try db.cachedStatement(sql: """
                 UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
                     kind=?, method=?, upload_file=?
                 WHERE id = ?
-                """, arguments: args)
+                """).execute(arguments: args)
         }
     }
 
     func task(_ id: Int64) throws -> TaskRecord? {
-        try read { db in try Row.fetchOne(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id = ?", arguments: [id]).map(Self.record) }
+        try read { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id = ?"), arguments: [id]).map(Self.record)
+        }
     }
 
     func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
@@ -65,7 +68,7 @@ extension Store {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (" + skipHosts.map { _ in "?" }.joined(separator: ",") + ")"
                 var args: StatementArguments = [after]
                 for h in skipHosts { _ = args.append(contentsOf: [h]) }
-                let rows = try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT 256",
+                let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT 256"),
                                             arguments: args)
                 guard let last = rows.last else { break }
                 after = last[0]   // id
@@ -93,13 +96,13 @@ extension Store {
 
     func earliestRetry(after: Int64) throws -> Int64? {
         try read { db in
-            try Int64.fetchOne(db, sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at > ?", arguments: [after])
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at > ?"), arguments: [after])
         }
     }
 
     func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT ?",
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT ?"),
                              arguments: [now, limit]).map(Self.record)
         }
     }
@@ -152,7 +155,7 @@ extension Store {
     func countsByState() throws -> [String: Int] {
         try read { db in
             var out: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT state, n FROM task_counts") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT state, n FROM task_counts")) {
                 out[row["state"]] = row["n"]
             }
             return out
