@@ -38,6 +38,10 @@ final class Transfer {
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
     private(set) var received: Int64
+    /// Curl moved bytes for this transfer since the agent last looked; `onTouched` tells the
+    /// agent once per round, so a round looks at the transfers it moved, not at all 500.
+    var touched = false
+    var onTouched: (Transfer) -> Void = { _ in }
     private(set) var bytesThisAttempt: Int64 = 0
     private(set) var writeErrno: Int32?
     /// What a local failure means, in words (which disk is full).
@@ -255,6 +259,7 @@ final class Transfer {
 
     /// Upload body: the next piece of the file. Progress counts bytes handed to curl.
     private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        touch()
         var n: Int
         repeat { n = read(fd, data, length) } while n < 0 && errno == EINTR
         guard n >= 0 else {
@@ -266,7 +271,12 @@ final class Transfer {
         return n
     }
 
+    private func touch() {
+        if !touched { touched = true; onTouched(self) }
+    }
+
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        touch()
         if isUpload { return length }   // the server's answer to an upload is not kept
         if !began && !begin() { return 0 }
         if writeErrno != nil { return 0 }   // an earlier flush failed: abort with CURLE_WRITE_ERROR

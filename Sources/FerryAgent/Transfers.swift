@@ -10,6 +10,8 @@ final class Transfers {
     private let settings: TransferSettings
     private let stateDirectory: String
     private(set) var running: [Int64: Transfer] = [:]
+    /// Transfers curl moved bytes for during the current round.
+    private var touched: [Transfer] = []
     /// Transfers being prepared on `preparer`: creating a staging file costs the file system
     /// more than the rest of a small download (0.7 ms here), so it happens off the loop.
     private var preparing: Set<Int64> = []
@@ -21,7 +23,14 @@ final class Transfers {
         self.settings = settings.transfer
         stateDirectory = settings.stateDirectory
         curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
-        curl.afterAction = { [unowned self] in for t in running.values { absorb(t) } }
+        curl.afterAction = { [unowned self] in
+            let moved = touched
+            touched = []
+            for t in moved where running[t.taskID] === t {
+                t.touched = false
+                absorb(t)
+            }
+        }
         curl.onDone = { [unowned self] easy, code in done(easy: easy, code: Int(code.rawValue)) }
     }
 
@@ -56,6 +65,7 @@ final class Transfers {
         guard preparing.remove(id) != nil else { return }   // stopped meanwhile: the transfer is dropped
         switch p {
         case .ready(let t):
+            t.onTouched = { [unowned self] in touched.append($0) }
             running[id] = t
             curl.add(t.easy)
             CrashPoint.reached(.transferStarted)
