@@ -1,6 +1,8 @@
 #define _GNU_SOURCE   /* fallocate */
 #include "CFerryShim.h"
 #include <fcntl.h>
+#include <errno.h>
+#include <sys/epoll.h>
 
 CURLcode ferry_easy_setopt_long(CURL *e, CURLoption o, long v) { return curl_easy_setopt(e, o, v); }
 CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return curl_easy_setopt(e, o, v); }
@@ -47,6 +49,30 @@ gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback han
     return g_signal_connect_data(instance, signal, handler, data, NULL, 0);
 }
 const GVariantType *ferry_variant_type(const char *s) { return G_VARIANT_TYPE(s); }
+
+int ferry_epoll_new(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int ferry_epoll_watch(int epfd, int fd, int what) {
+    if (what == CURL_POLL_REMOVE) return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+    struct epoll_event ev = { .events = 0, .data.fd = fd };
+    if (what & CURL_POLL_IN) ev.events |= EPOLLIN;
+    if (what & CURL_POLL_OUT) ev.events |= EPOLLOUT;
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return 0;
+    return errno == ENOENT ? epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) : -1;
+}
+
+int ferry_epoll_ready(int epfd, int *fds, int *flags, int max) {
+    struct epoll_event ev[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, ev, max, 0);
+    for (int i = 0; i < n; i++) {
+        fds[i] = ev[i].data.fd;
+        flags[i] = ((ev[i].events & (EPOLLIN | EPOLLHUP)) ? CURL_CSELECT_IN : 0)
+                 | ((ev[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+                 | ((ev[i].events & EPOLLERR) ? CURL_CSELECT_ERR : 0);
+    }
+    return n < 0 ? 0 : n;
+}
 
 int ferry_preallocate(int fd, int64_t offset, int64_t length) {
     return fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);

@@ -38,6 +38,14 @@ const GVariantType *ferry_variant_type(const char *type_string);
 /// fallocate(FALLOC_FL_KEEP_SIZE): claims disk blocks without changing the file's size.
 int ferry_preallocate(int fd, int64_t offset, int64_t length);
 
+/// epoll with curl's socket flags (struct epoll_event is packed on x86-64: Swift cannot import
+/// it faithfully). `what` is CURL_POLL_IN/OUT/INOUT, or CURL_POLL_REMOVE to forget the socket.
+int ferry_epoll_watch(int epfd, int fd, int what);
+/// A new epoll set (close-on-exec).
+int ferry_epoll_new(void);
+/// Ready sockets without waiting: their fds and CURL_CSELECT_* flags; returns how many.
+int ferry_epoll_ready(int epfd, int *fds, int *flags, int max);
+
 /// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
 const char *ferry_agent_interface_xml(void);
 
