@@ -55,6 +55,7 @@ public final class Agent {
     /// Hooks for the bus layer.
     var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
     var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
+    var onTasksRemoved: ([Int64]) -> Void = { _ in }
     var onLauncherChanged: () -> Void = {}
 
     // The open turn.
@@ -221,6 +222,7 @@ public final class Agent {
             rename(Paths.staging(settings.stateDirectory, task: from), Paths.staging(settings.stateDirectory, task: to))
         case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
         case .taskChanged(let id, let state): onTaskChanged(id, state)
+        case .tasksRemoved(let ids): onTasksRemoved(ids)
         case .eventsAvailable(let session, let seq):
             onEventsAvailable(session, seq)
             CrashPoint.reached(.eventEmitted)

@@ -33,6 +33,9 @@ public final class BusService {
             self.emit(.eventsAvailable, [.string(session), .uint64(seq)])
         }
         agent.onLauncherChanged = { [unowned self] in self.publishLauncher() }
+        agent.onTasksRemoved = { [unowned self] ids in
+            self.emit(.tasksRemoved, [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")])
+        }
         agent.onTaskChanged = { [unowned self] id, state in
             self.emit(.taskChanged, [.uint64(UInt64(id)), .string(state.rawValue)])
         }
@@ -153,6 +156,8 @@ public final class BusService {
         case .resetBadge: request = .resetBadge
         case .removeTasks: request = .removeTasks((a[0].arrayValue ?? []).compactMap(\.int64Value))
         case .clearFinished: request = .clearFinished(session: s(0))
+        case .pauseAll: request = .pauseAll(session: s(0))
+        case .resumeAll: request = .resumeAll(session: s(0))
         case .getStatus: request = .status
         }
         return encode(try agent.request(request), method: method)

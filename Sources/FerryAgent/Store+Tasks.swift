@@ -201,6 +201,16 @@ extension Store {
     }
 
 
+    func taskIDs(session: String?, states: Set<TaskState>) throws -> [Int64] {
+        let list = states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")   // enum names only: no injection
+        return try read { db in
+            if let session {
+                return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE session = ? AND state IN (\(list)) ORDER BY id", arguments: [session])
+            }
+            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN (\(list)) ORDER BY id")
+        }
+    }
+
     /// Unfinished tasks of a session (for invalidation).
     func unfinishedTaskIDs(session: String) throws -> [Int64] {
         try read { db in

@@ -48,16 +48,40 @@ struct Show: ParsableCommand {
     }
 }
 
+/// A task id, or --all (optionally of one session): what pause and resume act on.
+struct TaskSelection: ParsableArguments {
+    @Argument(help: "Task id.") var id: Int64?
+    @Flag(help: "Every task it applies to.") var all = false
+    @Option(help: "With --all: only this session's tasks.") var session: String?
+
+    func validate() throws {
+        if (id == nil) == !all { throw ValidationError("give a task id or --all") }
+        if session != nil && !all { throw ValidationError("--session goes with --all") }
+    }
+}
+
 struct Pause: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pause a task (its bytes are kept).")
-    @Argument(help: "Task id.") var id: Int64
-    func run() throws { try reportingErrors { try AgentConnection().api.pause(id) } }
+    static let configuration = CommandConfiguration(abstract: "Pause a task, or every active one (their bytes are kept).")
+    @OptionGroup var tasks: TaskSelection
+    func run() throws {
+        try reportingErrors {
+            let api = try AgentConnection().api
+            if let id = tasks.id { return try api.pause(id) }
+            print("paused \(try api.pauseAll(session: tasks.session)) task(s)")
+        }
+    }
 }
 
 struct Resume: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Resume a paused (or failed) task.")
-    @Argument(help: "Task id.") var id: Int64
-    func run() throws { try reportingErrors { try AgentConnection().api.resume(id) } }
+    static let configuration = CommandConfiguration(abstract: "Resume a paused (or failed) task, or every paused one.")
+    @OptionGroup var tasks: TaskSelection
+    func run() throws {
+        try reportingErrors {
+            let api = try AgentConnection().api
+            if let id = tasks.id { return try api.resume(id) }
+            print("resumed \(try api.resumeAll(session: tasks.session)) task(s)")
+        }
+    }
 }
 
 struct Cancel: ParsableCommand {
@@ -115,18 +139,18 @@ struct Watch: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let agent = try AgentConnection()
             let terminal = Output.stdoutIsTerminal
-            while true {
-                let active = try agent.allTasks(session: session).filter { !$0.state.isFinal }
+            let live = try LiveTasks(try AgentConnection(), session: session)
+            // Redrawn when the agent signals a change (and twice a second while a transfer moves).
+            live.follow(every: terminal ? 500 : 2_000) { live in
+                let active = live.active
                 var screen = terminal ? "\u{1B}[H\u{1B}[2J" : ""
                 screen += Output.header + "\n"
                 for t in active { screen += Output.line(t) + "\n" }
                 if active.isEmpty { screen += "(no active transfers)\n" }
                 print(screen, terminator: "")
                 fflush(stdout)
-                if exitWhenIdle && active.isEmpty { return }
-                usleep(terminal ? 500_000 : 2_000_000)
+                return !(exitWhenIdle && active.isEmpty)
             }
         }
     }

@@ -13,10 +13,11 @@ struct View: ParsableCommand {
         try reportingErrors {
             let agent = try AgentConnection()
             try agent.api.resetBadge()
-            repeat {
-                let tasks = try agent.allTasks(session: nil)
+            let live = try LiveTasks(agent, session: nil)
+            live.follow(every: 500) { live in
+                let tasks = Array(live.tasks.values)
                 var screen = watch && Output.stdoutIsTerminal ? "\u{1B}[H\u{1B}[2J" : ""
-                let active = tasks.filter { !$0.state.isFinal }
+                let active = live.active
                 screen += "Active\n"
                 screen += active.isEmpty ? "  (none)\n" : active.map { "  " + Output.line($0) + "\n" }.joined()
                 let finished = tasks.filter { $0.state == .completed }.sorted { $0.updated > $1.updated }
@@ -24,8 +25,8 @@ struct View: ParsableCommand {
                 screen += finished.isEmpty ? "  (none)\n" : finished.map { "  \($0.id)\t\($0.file ?? "")\n" }.joined()
                 print(screen, terminator: "")
                 fflush(stdout)
-                if watch { usleep(500_000) }
-            } while watch
+                return watch
+            }
         }
     }
 }

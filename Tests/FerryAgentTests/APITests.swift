@@ -389,6 +389,60 @@ import Testing
         #expect(counts["completed"]?.int64Value == 0 && counts["failed"]?.int64Value == 0 && counts["paused"]?.int64Value == 1)
     }
 
+    @Test func pauseAllAndResumeAllActOnEveryTaskOfTheirSession() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("a.bin", size: 200_000)
+        // Three CLI downloads hold at 1,000 bytes; one of another session as well.
+        let ids = try (0..<3).map { i in
+            try #require(Int64(try h.ferry("download", h.faultURL("a.bin", "hold=1000&n=\(i)")).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Other"), .dict([:])])
+        let other = try #require(try c.call("CreateDownload", [.string("dev.ferry.test.Other"), .string(h.faultURL("a.bin", "hold=1000")),
+                                                               .dict([:])]).first?.int64Value)
+        let paused = try h.ferry("pause", "--all", "--session", "dev.ferry.cli")
+        #expect(paused.stdout.contains("paused 3 task(s)"), "\(paused.stdout) \(paused.stderr)")
+        for id in ids { #expect(try h.show(id)["state"] as? String == "paused") }
+        #expect(try h.show(other)["state"] as? String != "paused")
+        #expect(try h.ferry("pause", "--session", "x").status != 0)   // --session needs --all
+        let resumed = try h.ferry("resume", "--all")
+        #expect(resumed.stdout.contains("resumed 3 task(s)"), "\(resumed.stdout)")
+        for id in ids { #expect(try h.show(id)["state"] as? String != "paused") }
+    }
+
+    @Test func watchFollowsSignalsAndRemovalIsSignalled() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("w.bin", size: 5_000)
+        let monitor = h.root + "/monitor.txt"
+        try h.spawn("/usr/bin/dbus-monitor", ["--address", h.busAddress, "type='signal',member='TasksRemoved'"], output: monitor)
+        // `ferry watch --exit-when-idle` leaves once the agent signals that the paused task it
+        // shows has ended (it only polls running tasks' figures; this one is not running).
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.W"), .dict([:])])
+        let id = try #require(try c.call("CreateDownload", [.string("dev.ferry.test.W"), .string(h.faultURL("w.bin")),
+                                                            .dict(["paused": .bool(true)])]).first?.int64Value)
+        let screen = h.root + "/watch.txt"
+        let watch = try h.spawnWaitable(Harness.ferry, ["watch", "--session", "dev.ferry.test.W", "--exit-when-idle"], output: screen)
+        // Its first screen comes after it subscribed to the signals.
+        try h.eventually("ferry watch's first screen") {
+            ((try? String(contentsOfFile: screen, encoding: .utf8)) ?? "").contains("paused")
+        }
+        #expect(watch.isRunning)
+        _ = try c.call("Cancel", [.uint64(UInt64(id))])
+        try h.waitForExit(watch, "ferry watch")
+        #expect(watch.terminationStatus == 0)
+        // Removing it from the list is signalled with its id.
+        #expect(try h.ferry("remove", String(id)).status == 0)
+        try h.eventually("TasksRemoved on the bus") {
+            let text = (try? String(contentsOfFile: monitor, encoding: .utf8)) ?? ""
+            return text.contains("member=TasksRemoved") && text.contains("uint64 \(id)")
+        }
+    }
+
     @Test func endedTasksLeaveTheListAfterTheRetentionTime() throws {
         let h = try Harness()
         try h.startFaultServer()

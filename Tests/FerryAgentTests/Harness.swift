@@ -263,12 +263,13 @@ final class Harness: @unchecked Sendable {
     }
 
     /// A helper process the test waits for (killed with the harness if still running).
-    func spawnWaitable(_ exe: String, _ args: [String]) throws -> Process {
+    func spawnWaitable(_ exe: String, _ args: [String], output: String? = nil) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         p.environment = environment
-        p.standardOutput = FileHandle.nullDevice
+        if let output { FileManager.default.createFile(atPath: output, contents: nil) }
+        p.standardOutput = output.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
         background.append(p)

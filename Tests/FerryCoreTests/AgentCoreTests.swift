@@ -320,4 +320,31 @@ import Testing
         #expect(try fetch(&restarted, after: 0).map(\.seq) == first.dropFirst().map(\.seq))
         #expect(try fetch(&restarted, after: first[1].seq).map(\.seq) == [first[2].seq])
     }
+
+    @Test func pauseAllAndResumeAllTouchOnlyTheirSessionAndSayHowMany() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession("a")
+        try d.openSession("b")
+        let a = try (0..<3).map { try d.download("http://h\($0)/f", session: "a") }
+        let b = try d.download("http://x/f", session: "b")
+        try d.wake(.schedule)
+        let paused = try d.run(.request(.pauseAll(session: "a")))
+        #expect(paused.contains(.reply(.count(3))))
+        #expect(Set(paused.stopped) == Set(a))
+        #expect(a.allSatisfy { d.ledger.tasks[$0]?.state == .paused })
+        #expect(d.ledger.tasks[b]?.state == .running)
+        #expect(try d.request(.pauseAll(session: "a")) == .count(0))
+        #expect(try d.request(.resumeAll(session: "")) == .count(3))
+        #expect(Set(try d.wake(.schedule).started) == Set(a))
+    }
+
+    @Test func removedTasksAreSignalled() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        _ = try d.request(.cancel(id))
+        #expect(try d.run(.request(.removeTasks([id]))).contains(.tasksRemoved([id])))
+    }
 }

@@ -42,6 +42,9 @@ final class MemoryLedger: AgentLedger {
     func unfinishedTaskIDs(session: String) throws -> [Int64] {
         tasks.values.filter { !$0.state.isFinal && $0.session == session }.map(\.id).sorted()
     }
+    func taskIDs(session: String?, states: Set<TaskState>) throws -> [Int64] {
+        tasks.values.filter { states.contains($0.state) && (session == nil || $0.session == session) }.map(\.id).sorted()
+    }
     func countsByState() throws -> [String: Int] {
         Dictionary(grouping: tasks.values, by: \.state.rawValue).mapValues(\.count)
     }

@@ -21,6 +21,8 @@ public enum AgentMethod: String, CaseIterable, Sendable {
     case resetBadge = "ResetBadge"
     case removeTasks = "RemoveTasks"
     case clearFinished = "ClearFinished"
+    case pauseAll = "PauseAll"
+    case resumeAll = "ResumeAll"
     case getStatus = "GetStatus"
 }
 
@@ -28,4 +30,5 @@ public enum AgentMethod: String, CaseIterable, Sendable {
 public enum AgentSignal: String, CaseIterable, Sendable {
     case eventsAvailable = "EventsAvailable"
     case taskChanged = "TaskChanged"
+    case tasksRemoved = "TasksRemoved"
 }

@@ -88,5 +88,13 @@ public struct AgentProxy: Sendable {
     public func clearFinished(session: String?) throws -> Int {
         Int(try call(.clearFinished, [.string(session ?? "")]).first?.int64Value ?? 0)
     }
+    /// Pauses every active task of a session (nil: all); how many.
+    public func pauseAll(session: String?) throws -> Int {
+        Int(try call(.pauseAll, [.string(session ?? "")]).first?.int64Value ?? 0)
+    }
+    /// Resumes every paused task of a session (nil: all); how many.
+    public func resumeAll(session: String?) throws -> Int {
+        Int(try call(.resumeAll, [.string(session ?? "")]).first?.int64Value ?? 0)
+    }
     public func status() throws -> AgentStatus { AgentStatus(bus: try call(.getStatus).first?.dictValue ?? [:]) }
 }

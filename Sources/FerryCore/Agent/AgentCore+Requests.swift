@@ -48,6 +48,20 @@ extension AgentCore {
             let ids = try ledger.endedTaskIDs(session: session.isEmpty ? nil : session, updatedBefore: .max)
             try removeTasks(ids, ledger)
             return .count(ids.count)
+        case .pauseAll(let session):
+            var n = 0
+            for id in try ledger.taskIDs(session: session.isEmpty ? nil : session, states: [.queued, .running, .waiting])
+            where !finalizing.contains(id) {
+                if (try? withMachine(id, ledger) { m, now in try m.pause(now: now) })?.state == .paused { n += 1 }
+            }
+            return .count(n)
+        case .resumeAll(let session):
+            var n = 0
+            for id in try ledger.taskIDs(session: session.isEmpty ? nil : session, states: [.paused]) {
+                if (try? withMachine(id, ledger) { m, now in try m.resume(now: now) })?.state == .queued { n += 1 }
+            }
+            wake(.schedule)
+            return .count(n)
         case .status:
             return .status(counts: try ledger.countsByState(), running: attached.count, badge: badge)
         }

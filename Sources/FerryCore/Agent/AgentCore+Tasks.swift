@@ -288,6 +288,7 @@ extension AgentCore {
             }
         }
         out.append(.store(.deleteTasks(ids)))
+        if !ids.isEmpty { out.append(.tasksRemoved(ids)) }
         for id in ids {
             out.append(.discardBytes(id))
             machines[id] = nil

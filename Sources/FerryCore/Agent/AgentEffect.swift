@@ -18,6 +18,7 @@ public enum AgentEffect: Sendable, Equatable {
     case adoptStagedBytes(from: Int64, to: Int64)
     case removeFiles([String])
     case taskChanged(Int64, TaskState)
+    case tasksRemoved([Int64])
     case eventsAvailable(session: String, latest: UInt64)
     case popup(PopupPlan.Outcome)
     case launcherChanged

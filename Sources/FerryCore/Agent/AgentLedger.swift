@@ -14,6 +14,8 @@ public protocol AgentLedger {
     func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord]
     func endedTaskIDs(session: String?, updatedBefore: Int64) throws -> [Int64]
     func unfinishedTaskIDs(session: String) throws -> [Int64]
+    /// Tasks in these states, of one session or all (nil), oldest first.
+    func taskIDs(session: String?, states: Set<TaskState>) throws -> [Int64]
     func countsByState() throws -> [String: Int]
     func finishedEvents(session: String) throws -> Int64
     /// Bytes of a task's partial download in staging (0 when there are none).

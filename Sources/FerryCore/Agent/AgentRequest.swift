@@ -21,6 +21,9 @@ public enum AgentRequest: Sendable {
     case resetBadge
     case removeTasks([Int64])
     case clearFinished(session: String)
+    /// Every active task of a session (empty: all) paused; every paused one resumed.
+    case pauseAll(session: String)
+    case resumeAll(session: String)
     case status
 }
 
