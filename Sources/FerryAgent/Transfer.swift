@@ -54,7 +54,9 @@ final class Transfer {
     private var claimedUpTo: Int64 = 0
     /// curl hands the body over in 16 kB pieces; writing each costs a syscall. Pieces are gathered
     /// here and written once per socket wake-up (`flush`), up to a few hundred kB at a time.
-    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 << 20, alignment: 64)
+    /// 256 kB: few writes per GiB, and little lost if the agent is killed mid-round (bytes still
+    /// here are fetched again; at 2 MB a kill -9 cost up to 2 MB).
+    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 64)
     private var pendingCount = 0
     private let errorBuffer: UnsafeMutablePointer<CChar> = {
         let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
