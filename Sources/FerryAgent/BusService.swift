@@ -145,7 +145,7 @@ public final class BusService {
             let data = try ResumeData.decode(a[1].bytesValue ?? [])
             let draft = try RequestDecoder.download(url: data.url, d(2))
             request = .createFromResumeData(session: s(0), data, draft, destinationGiven: draft.directory != nil || draft.output != nil)
-        case .listTasks: request = .listTasks(session: s(0), after: t(1), limit: u(2))
+        case .listTasks, .listTaskRows: request = .listTasks(session: s(0), after: t(1), limit: u(2))
         case .getTask: request = .getTask(t(0))
         case .pause: request = .pause(t(0))
         case .resume: request = .resume(t(0))
@@ -172,6 +172,8 @@ public final class BusService {
         case .taskIDs(let ids):
             if method == .createDownloads { return [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")] }
             return [.uint64(UInt64(ids[0]))]
+        case .tasks(let list) where method == .listTaskRows:
+            return [.array(list.map { TaskInfo($0).row }, elementType: TaskInfo.rowType)]
         case .tasks(let list): return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
         case .task(let r): return [.dict(TaskInfo(r).dictionary)]
         case .resumeData(let blob): return [.bytes(blob)]

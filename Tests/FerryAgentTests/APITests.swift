@@ -348,6 +348,24 @@ import Testing
         #expect(spelled.isEmpty, "method names outside the typed layer: \(spelled)")
     }
 
+    /// ListTaskRows says exactly what ListTasks says, task by task.
+    @Test func taskRowsAgreeWithTaskDictionaries() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("r.bin", size: 1_000)
+        #expect(try h.ferry("download", h.faultURL("r.bin"), "--wait", "--description", "done one").status == 0)
+        #expect(try h.ferry("download", h.faultURL("missing.bin"), "--wait").status != 0)
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Rows"), .dict([:])])
+        _ = try c.call("CreateDownload", [.string("dev.ferry.test.Rows"), .string(h.faultURL("r.bin")), .dict(["paused": .bool(true)])])
+        let dicts = (try c.call("ListTasks", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+        let rows = (try c.call("ListTaskRows", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).compactMap(TaskInfo.init(row:))
+        #expect(dicts.count == 3)
+        #expect(rows == dicts)
+        #expect(Set(rows.map(\.state)) == [.completed, .failed, .paused])
+    }
+
     @Test func removingTasksKeepsFilesAndRefusesActiveOnes() throws {
         let h = try Harness()
         try h.startFaultServer()

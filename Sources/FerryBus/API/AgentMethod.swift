@@ -7,6 +7,7 @@ public enum AgentMethod: String, CaseIterable, Sendable {
     case createUpload = "CreateUpload"
     case createDownloadFromResumeData = "CreateDownloadFromResumeData"
     case listTasks = "ListTasks"
+    case listTaskRows = "ListTaskRows"
     case getTask = "GetTask"
     case pause = "Pause"
     case resume = "Resume"

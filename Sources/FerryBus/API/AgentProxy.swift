@@ -50,8 +50,8 @@ public struct AgentProxy: Sendable {
     public func forEachPage(session: String?, pageSize: Int = 1000, _ body: ([TaskInfo]) throws -> Bool) throws {
         var after: UInt64 = 0
         while true {
-            let reply = try call(.listTasks, [.string(session ?? ""), .uint64(after), .uint32(UInt32(pageSize))])
-            let page = (reply.first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+            let reply = try call(.listTaskRows, [.string(session ?? ""), .uint64(after), .uint32(UInt32(pageSize))])
+            let page = (reply.first?.arrayValue ?? []).compactMap(TaskInfo.init(row:))
             guard try body(page), page.count == pageSize, let last = page.last else { return }
             after = UInt64(last.id)
         }

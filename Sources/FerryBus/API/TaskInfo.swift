@@ -44,6 +44,42 @@ public struct TaskInfo: Sendable, Equatable {
         return d
     }
 
+    /// One element of ListTaskRows: the fields of `dictionary`, in the interface's order.
+    public static let rowType = "(tssssssxxsssssuxxx)"
+
+    public var row: Value {
+        .tuple([.uint64(UInt64(id)), .string(session), .string(kind.rawValue), .string(url), .string(method),
+                .string(uploadFile ?? ""), .string(state.rawValue), .int64(received), .int64(expected ?? -1),
+                .string(file ?? ""), .string(error ?? ""), .string(errorName ?? ""), .string(reason?.rawValue ?? ""),
+                .string(description), .uint32(UInt32(clamping: attempts)), .int64(retryAt ?? -1),
+                .int64(created), .int64(updated)])
+    }
+
+    public init?(row: Value) {
+        guard let f = row.tupleValue, f.count == 18, let id = f[0].int64Value,
+              let state = f[6].stringValue.flatMap(TaskState.init(rawValue:)) else { return nil }
+        func s(_ i: Int) -> String? { f[i].stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        func x(_ i: Int) -> Int64? { f[i].int64Value.flatMap { $0 < 0 ? nil : $0 } }
+        self.id = id
+        self.state = state
+        session = f[1].stringValue ?? ""
+        kind = s(2).flatMap(TaskRecord.Kind.init(rawValue:)) ?? .download
+        url = f[3].stringValue ?? ""
+        method = s(4) ?? "GET"
+        uploadFile = s(5)
+        received = f[7].int64Value ?? 0
+        expected = x(8)
+        file = s(9)
+        error = s(10)
+        errorName = s(11)
+        reason = s(12).flatMap(WaitReason.init(rawValue:))
+        description = f[13].stringValue ?? ""
+        attempts = Int(f[14].int64Value ?? 0)
+        retryAt = x(15)
+        created = f[16].int64Value ?? 0
+        updated = f[17].int64Value ?? 0
+    }
+
     public init?(_ d: [String: Value]) {
         guard let id = d["id"]?.int64Value, let stateName = d["state"]?.stringValue,
               let state = TaskState(rawValue: stateName) else { return nil }
