@@ -18,13 +18,15 @@ enum Output {
     /// text is the same as `printJSON` of the whole array of `json(task)` objects.
     static func streamJSONArray(_ produce: (_ emit: ([TaskInfo]) throws -> Void) throws -> Void) throws {
         var first = true
+        var bytes: [UInt8] = []
         try produce { page in
-            var text = ""
+            bytes.removeAll(keepingCapacity: true)
             for t in page {
-                text += (first ? "[\n" : ",\n") + TaskJSON.text(t, indent: 2)
+                bytes.append(contentsOf: (first ? "[\n" : ",\n").utf8)
+                TaskJSON.write(t, indent: 2, to: &bytes)
                 first = false
             }
-            print(text, terminator: "")
+            bytes.withUnsafeBufferPointer { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
         }
         print(first ? "[\n\n]" : "\n]")
     }

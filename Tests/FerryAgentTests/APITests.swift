@@ -348,6 +348,27 @@ import Testing
         #expect(spelled.isEmpty, "method names outside the typed layer: \(spelled)")
     }
 
+    /// `ferry list --json` writes its text itself: it must be exactly what JSONSerialization
+    /// gives for the same objects, escapes included.
+    @Test func listJSONIsWhatJSONSerializationWrites() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Json"), .dict([:])])
+        let tricky = "quote \" backslash \\ slash / newline \n tab \t bell \u{07} é 日本 \u{2028}"
+        for d in [tricky, "", "plain"] {
+            _ = try c.call("CreateDownload", [.string("dev.ferry.test.Json"), .string("http://127.0.0.1:9/x?a=1&b=\"2\""),
+                                              .dict(["paused": .bool(true), "description": .string(d)])])
+        }
+        let out = try h.ferry("list", "--json")
+        #expect(out.status == 0)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [[String: Any]])
+        #expect(parsed.count == 3)
+        #expect(parsed.first?["description"] as? String == tricky)
+        let again = try JSONSerialization.data(withJSONObject: parsed, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        #expect(String(decoding: again, as: UTF8.self) + "\n" == out.stdout)
+    }
+
     /// ListTaskRows says exactly what ListTasks says, task by task.
     @Test func taskRowsAgreeWithTaskDictionaries() throws {
         let h = try Harness()
