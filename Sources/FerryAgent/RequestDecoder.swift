@@ -50,11 +50,6 @@ enum RequestDecoder {
             r.sha256 = hex
         }
         try common(&r, o)
-        if let method = o.method {
-            let m = method.uppercased()
-            guard ["GET", "POST"].contains(m) else { throw FerryError(.invalidArgument, "a download's method must be GET or POST, not '\(m.prefix(16))'") }
-            r.method = m == "GET" ? nil : m
-        }
         return r
     }
 
@@ -89,11 +84,6 @@ enum RequestDecoder {
         r.uploadFile = file
         r.expected = Int64(st.st_size)
         try common(&r, o)
-        if let method = o.method {
-            let m = method.uppercased()
-            guard ["PUT", "POST"].contains(m) else { throw FerryError(.invalidArgument, "an upload's method must be PUT or POST, not '\(m.prefix(16))'") }
-            r.method = m == "PUT" ? nil : m
-        }
         return r
     }
 
@@ -113,5 +103,13 @@ enum RequestDecoder {
             r.headers = h
         }
         if o.paused == true { r.state = .paused }
+        if let method = o.method {
+            // The kind's default method (GET, PUT) or POST; the default is stored as nil.
+            let m = method.uppercased(), standard = r.kind == .upload ? "PUT" : "GET"
+            guard [standard, "POST"].contains(m) else {
+                throw FerryError(.invalidArgument, "a\(r.kind == .upload ? "n upload" : " download")'s method must be \(standard) or POST, not '\(m.prefix(16))'")
+            }
+            r.method = m == standard ? nil : m
+        }
     }
 }
