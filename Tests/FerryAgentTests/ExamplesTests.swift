@@ -131,7 +131,9 @@ import Testing
 
     @Test func podcastDoesNotDownloadAnEpisodeInFlightTwice() throws {
         let h = try Harness()
-        try h.startAgent()
+        // The held episodes must not stall out while the apps start (CI saw a Range retry after the
+        // default 3 s), so that "two requests" means "nothing fetched twice".
+        try h.startAgent(["--stall-timeout", "60"])
         try h.startFaultServer()
         let bodies = try writeFeed(h, [("a.mp3", 100_000), ("b.mp3", 100_000)], query: "hold=10000")
         let episodes = h.root + "/Episodes"
