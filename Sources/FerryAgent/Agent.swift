@@ -56,6 +56,7 @@ public final class Agent {
     var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
     var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
     var onTasksRemoved: ([Int64]) -> Void = { _ in }
+    var onTasksProgressed: ([TaskProgress]) -> Void = { _ in }
     var onLauncherChanged: () -> Void = {}
 
     // The open turn.
@@ -223,6 +224,7 @@ public final class Agent {
         case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
         case .taskChanged(let id, let state): onTaskChanged(id, state)
         case .tasksRemoved(let ids): onTasksRemoved(ids)
+        case .tasksProgressed(let moved): onTasksProgressed(moved)
         case .eventsAvailable(let session, let seq):
             onEventsAvailable(session, seq)
             CrashPoint.reached(.eventEmitted)

@@ -36,6 +36,10 @@ public final class BusService {
         agent.onTasksRemoved = { [unowned self] ids in
             self.emit(.tasksRemoved, [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")])
         }
+        agent.onTasksProgressed = { [unowned self] moved in
+            let items = moved.map { Value.tuple([.uint64(UInt64($0.task)), .int64($0.received), .int64($0.expected)]) }
+            self.emit(.tasksProgressed, [.array(items, elementType: "(txx)")])
+        }
         agent.onTaskChanged = { [unowned self] id, state in
             self.emit(.taskChanged, [.uint64(UInt64(id)), .string(state.rawValue)])
         }
@@ -146,6 +150,14 @@ public final class BusService {
             let draft = try RequestDecoder.download(url: data.url, d(2))
             request = .createFromResumeData(session: s(0), data, draft, destinationGiven: draft.directory != nil || draft.output != nil)
         case .listTasks, .listTaskRows: request = .listTasks(session: s(0), after: t(1), limit: u(2))
+        case .listTaskRowsSection:
+            let active: Bool
+            switch s(1) {
+            case "active": active = true
+            case "ended": active = false
+            default: throw FerryError(.invalidArgument, "unknown section \"\(s(1))\" (active or ended)")
+            }
+            request = .listSection(session: s(0), active: active, offset: Int(u(2)), limit: u(3))
         case .getTask: request = .getTask(t(0))
         case .pause: request = .pause(t(0))
         case .resume: request = .resume(t(0))
@@ -172,7 +184,7 @@ public final class BusService {
         case .taskIDs(let ids):
             if method == .createDownloads { return [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")] }
             return [.uint64(UInt64(ids[0]))]
-        case .tasks(let list) where method == .listTaskRows:
+        case .tasks(let list) where method == .listTaskRows || method == .listTaskRowsSection:
             return [.array(list.map { TaskInfo($0).row }, elementType: TaskInfo.rowType)]
         case .tasks(let list): return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
         case .task(let r): return [.dict(TaskInfo(r).dictionary)]

@@ -55,6 +55,16 @@ extension Store {
         }
     }
 
+    func taskSection(session: String?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord] {
+        // The primary key's order, filtered: no sort, and the first page of either section is cheap.
+        let ended = "state IN ('completed', 'failed', 'canceled')"
+        let filter = (active ? "NOT " : "") + ended + (session == nil ? "" : " AND session = ?")
+        let sql = "SELECT \(Self.taskColumns) FROM tasks WHERE \(filter) ORDER BY id\(active ? "" : " DESC") LIMIT ? OFFSET ?"
+        var args: StatementArguments = session.map { [$0] } ?? []
+        args += [limit, offset]
+        return try read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: args).map(Self.record) }
+    }
+
     /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
     /// hosts it refuses are left out of the following pages, so one busy host cannot hide the others.
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,

@@ -347,4 +347,38 @@ import Testing
         _ = try d.request(.cancel(id))
         #expect(try d.run(.request(.removeTasks([id]))).contains(.tasksRemoved([id])))
     }
+
+    @Test func liveViewsHearProgressOnTheDocksWakeOnlyWhileBytesMove() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let a = try d.download("http://a/1"), b = try d.download("http://a/2")
+        try d.wake(.schedule)
+        try d.run(.responseBegan(task: a, ResponseHead(status: 200, totalLength: 100)))
+        try d.run(.progressed(task: a, received: 10))
+        #expect(try d.run(.progressed(task: a, received: 40)).wakes.isEmpty)   // one wake per window
+        let reported = try d.wake(.launcher).compactMap { e -> [TaskProgress]? in
+            if case .tasksProgressed(let p) = e { return p } else { return nil }
+        }
+        #expect(reported == [[TaskProgress(task: a, received: 40, expected: 100)]])
+        // Nothing moved since: the next wake says nothing (b never received a byte).
+        #expect(try !d.wake(.launcher).contains { if case .tasksProgressed = $0 { return true } else { return false } })
+        _ = b
+    }
+
+    @Test func sectionsListActiveOldestFirstAndEndedNewestFirst() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let ids = try (0..<5).map { try d.download("http://a/\($0)") }
+        _ = try d.request(.cancel(ids[1]))
+        _ = try d.request(.cancel(ids[3]))
+        func section(_ active: Bool, _ offset: Int, _ limit: Int) throws -> [Int64] {
+            guard case .tasks(let list) = try d.request(.listSection(session: "", active: active, offset: offset, limit: limit)) else { return [] }
+            return list.map(\.id)
+        }
+        #expect(try section(true, 0, 10) == [ids[0], ids[2], ids[4]])
+        #expect(try section(true, 1, 1) == [ids[2]])
+        #expect(try section(false, 0, 10) == [ids[3], ids[1]])
+    }
 }

@@ -16,6 +16,10 @@ final class MemoryLedger: AgentLedger {
     func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
         Array(tasks.values.filter { $0.id > afterID && (session == nil || $0.session == session) }.sorted { $0.id < $1.id }.prefix(limit))
     }
+    func taskSection(session: String?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord] {
+        let picked = tasks.values.filter { $0.state.isFinal != active && (session == nil || $0.session == session) }
+        return Array(picked.sorted { active ? $0.id < $1.id : $0.id > $1.id }.dropFirst(offset).prefix(limit))
+    }
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
         var out: [TaskRecord] = [], skip = excludingHosts

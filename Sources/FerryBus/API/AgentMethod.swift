@@ -8,6 +8,7 @@ public enum AgentMethod: String, CaseIterable, Sendable {
     case createDownloadFromResumeData = "CreateDownloadFromResumeData"
     case listTasks = "ListTasks"
     case listTaskRows = "ListTaskRows"
+    case listTaskRowsSection = "ListTaskRowsSection"
     case getTask = "GetTask"
     case pause = "Pause"
     case resume = "Resume"
@@ -32,4 +33,5 @@ public enum AgentSignal: String, CaseIterable, Sendable {
     case eventsAvailable = "EventsAvailable"
     case taskChanged = "TaskChanged"
     case tasksRemoved = "TasksRemoved"
+    case tasksProgressed = "TasksProgressed"
 }

@@ -13,6 +13,10 @@ extension AgentCore {
         case .listTasks(let session, let after, let limit):
             let n = limit == 0 ? 1000 : min(limit, 10_000)
             return .tasks(try ledger.tasks(session: session.isEmpty ? nil : session, afterID: after, limit: n).map(shown))
+        case .listSection(let session, let active, let offset, let limit):
+            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            return .tasks(try ledger.taskSection(session: session.isEmpty ? nil : session, active: active,
+                                                 offset: offset, limit: n).map(shown))
         case .getTask(let id):
             return .task(try shownTask(id, ledger))
         case .pause(let id):

@@ -101,6 +101,18 @@ extension AgentCore {
     mutating func progressed(_ id: Int64, _ received: Int64, _ ledger: AgentLedger) {
         guard attached.contains(id), let m = machines[id], m.record.received != received else { return }
         _ = try? withMachine(id, ledger) { m, now in m.progressed(received: received, now: now) }
+        progressMoved.insert(id)
+        launcherProgressChanged()
+    }
+
+    /// TasksProgressed rides on the docks' twice-a-second wake: no timer of its own.
+    mutating func reportProgress() {
+        guard !progressMoved.isEmpty else { return }
+        let moved = progressMoved.sorted().compactMap { id in
+            machines[id].map { TaskProgress(task: id, received: $0.record.received, expected: $0.record.expected ?? -1) }
+        }
+        progressMoved = []
+        if !moved.isEmpty { out.append(.tasksProgressed(moved)) }
     }
 
     mutating func transferEnded(_ id: Int64, received: Int64, _ outcome: TransferOutcome, _ ledger: AgentLedger) {

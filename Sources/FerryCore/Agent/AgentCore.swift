@@ -51,6 +51,9 @@ public struct AgentCore: Sendable {
     var lastPrune: Int64 = 0
     /// Sessions with new events since the last EventsAvailable.
     var signalsPending: [String] = []
+    /// Running tasks whose bytes moved since the last TasksProgressed (a hint for live views:
+    /// not journaled, a lost entry only delays a figure).
+    var progressMoved: Set<Int64> = []
     /// Wakes armed and not yet due (the shell keeps one of each).
     var armed: Set<AgentWake> = []
     var retryArmedAt: Int64?
@@ -110,7 +113,9 @@ public struct AgentCore: Sendable {
         case .signals: flushSignals(ledger)
         case .retry: retryDue(ledger)
         case .storeRecheck: storeRecheck()
-        case .launcher: out.append(.launcherChanged)
+        case .launcher:
+            out.append(.launcherChanged)
+            reportProgress()
         case .relaunch(let session): considerLaunch(session)
         case .pendingLaunches: for id in queues.keys.sorted() { considerLaunch(id) }
         case .prune: pruneEndedTasks(ledger)

@@ -19,11 +19,21 @@ public enum AgentEffect: Sendable, Equatable {
     case removeFiles([String])
     case taskChanged(Int64, TaskState)
     case tasksRemoved([Int64])
+    /// Running tasks' bytes, for live views (TasksProgressed).
+    case tasksProgressed([TaskProgress])
     case eventsAvailable(session: String, latest: UInt64)
     case popup(PopupPlan.Outcome)
     case launcherChanged
     case launch(session: String, command: [String])
     case log(LogLevel, String)
+}
+
+public struct TaskProgress: Sendable, Equatable {
+    public var task: Int64
+    public var received: Int64
+    /// -1: unknown.
+    public var expected: Int64
+    public init(task: Int64, received: Int64, expected: Int64) { self.task = task; self.received = received; self.expected = expected }
 }
 
 public enum LogLevel: Sendable, Equatable { case debug, info, warning, error }

@@ -5,6 +5,8 @@ public protocol AgentLedger {
     func task(_ id: Int64) throws -> TaskRecord?
     func session(_ identifier: String) throws -> SessionConfig?
     func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord]
+    /// Active tasks (not ended) by ascending id, or ended ones by descending id, from `offset`.
+    func taskSection(session: String?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord]
     /// Queued tasks to start next, oldest first; `take` sorts each one (see `QueuePick`).
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord]

@@ -7,6 +7,8 @@ public enum AgentRequest: Sendable {
     /// A task from resume data; `destinationGiven`: the caller chose where it goes.
     case createFromResumeData(session: String, ResumeData, TaskRecord, destinationGiven: Bool)
     case listTasks(session: String, after: Int64, limit: Int)
+    /// One section of the Downloads window: active tasks oldest first, or ended ones newest first.
+    case listSection(session: String, active: Bool, offset: Int, limit: Int)
     case getTask(Int64)
     case pause(Int64)
     case resume(Int64)
