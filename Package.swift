@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "ferryd", targets: ["ferryd"]),
         .executable(name: "ferry", targets: ["ferry"]),
+        .executable(name: "ferry-downloads", targets: ["ferry-downloads"]),
         .library(name: "Ferry", targets: ["Ferry"]),
         .library(name: "FerryAgent", targets: ["FerryAgent"]),
     ],
@@ -27,6 +28,8 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CNotify", path: "Sources/CNotify", pkgConfig: "libnotify",
                        providers: [.apt(["libnotify-dev"])]),
+        .systemLibrary(name: "CGtk", path: "Sources/CGtk", pkgConfig: "gtk4",
+                       providers: [.apt(["libgtk-4-dev"])]),
         .target(name: "CFerryShim", dependencies: ["CGLib", "CCurl"], path: "Sources/CFerryShim"),
 
         // Pure decisions: no C, no I/O.
@@ -51,6 +54,10 @@ let package = Package(
                           dependencies: ["FerryBus", "FerryCore", "CGLib",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Sources/ferry", swiftSettings: agentSwift),
+        // The Downloads window (GTK 4), started by `ferry view` on a graphical display: its own
+        // executable, so the CLI does not load GTK.
+        .executableTarget(name: "ferry-downloads", dependencies: ["FerryBus", "FerryCore", "CGLib", "CGtk"],
+                          path: "Sources/ferry-downloads", swiftSettings: agentSwift),
 
         // The seeds' apps, built by `swift build`: they use only the public library.
         .executableTarget(name: "fetch-pdf", dependencies: ["Ferry",

@@ -67,6 +67,37 @@ public final class BusClient: @unchecked Sendable {
         return Value(reply).tupleValue ?? []
     }
 
+    /// Sends a call of the agent without blocking; `done` runs from the thread-default main
+    /// context of the caller (the Downloads window's GTK loop) when the reply or error arrives.
+    public func send<Reply>(_ call: AgentCall<Reply>, _ done: @escaping (Result<Reply, FerryError>) -> Void) {
+        sendRaw(destination: BusNames.agent, path: BusNames.path, interface: BusNames.interface,
+                method: call.method.rawValue, args: call.args) { result in
+            done(result.flatMap { reply in
+                do { return .success(try call.decode(reply)) } catch let e as FerryError { return .failure(e) } catch {
+                    return .failure(FerryError(.failed, "\(error)"))
+                }
+            })
+        }
+    }
+
+    /// Any method of any service on this bus, without blocking (see `send`).
+    public func sendRaw(destination: String, path: String, interface: String, method: String, args: [Value],
+                        _ done: @escaping (Result<[Value], FerryError>) -> Void) {
+        let finish: (OpaquePointer?, OpaquePointer?) -> Void = { source, result in
+            var error: UnsafeMutablePointer<GError>?
+            guard let reply = g_dbus_connection_call_finish(source, result, &error) else {
+                done(.failure(Self.convert(error)))
+                return
+            }
+            defer { g_variant_unref(reply) }
+            done(.success(Value(reply).tupleValue ?? []))
+        }
+        g_dbus_connection_call(connection, destination, path, interface, method, Value.tuple(args).makeGVariant(), nil,
+                               G_DBUS_CALL_FLAGS_NONE, timeoutMilliseconds, nil, { source, result, user in
+                                   Box<(OpaquePointer?, OpaquePointer?) -> Void>.take(user!)(OpaquePointer(source), result)
+                               }, Box.retained(finish))
+    }
+
     /// Does some process own the agent's name right now?
     public func agentIsRunning() -> Bool {
         let reply = try? callRaw(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",

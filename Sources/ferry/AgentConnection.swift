@@ -7,7 +7,7 @@ import Glibc
 /// The CLI's link to the agent: connects to the session bus and makes sure an agent runs
 /// (D-Bus activation where installed, else the `ferryd` next to this executable).
 struct AgentConnection {
-    static let cliSession = "dev.ferry.cli"
+    static let cliSession = BusNames.cliSession
     let client: BusClient
 
     init() throws {
@@ -47,11 +47,7 @@ struct AgentConnection {
     /// The agent's API.
     var api: AgentProxy { AgentProxy(client) }
 
-    func openCLISession() throws {
-        var options = SessionOptions()
-        options.keepEvents = false
-        try api.openSession(Self.cliSession, options)
-    }
+    func openCLISession() throws { _ = try api.perform(AgentCalls.openUserSession) }
 
     /// Creates a task in `session`, or in the CLI's own session when nil, and prints its id.
     /// A request the agent refuses exits 2 with the reason.

@@ -8,10 +8,14 @@ struct View: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Your downloads: active transfers, then finished files newest first. Resets the badge.")
     @Flag(help: "Keep the view live on a terminal.") var watch = false
+    @Flag(help: "The text view even when a graphical display is there.") var terminal = false
 
     func run() throws {
         try reportingErrors {
             let agent = try AgentConnection()
+            if !terminal && !watch, DownloadsWindow.displayAvailable, let window = DownloadsWindow.executable {
+                DownloadsWindow.exec(window)   // returns only if the exec failed: the text view follows
+            }
             try agent.api.resetBadge()
             let live = try LiveTasks(agent, session: nil)
             live.follow(every: 500) { live in

@@ -342,7 +342,9 @@ import Testing
             let root = Harness.packageRoot + "/" + dir
             for case let file as String in FileManager.default.enumerator(atPath: root)! where file.hasSuffix(".swift") && !file.hasPrefix("FerryBus/API/") {
                 let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
-                for name in names("method") where text.contains("\"\(name)\"") { spelled.append("\(file): \(name)") }
+                // One-word names (Pause, Resume, Cancel) are also the window's button labels there.
+                let words = file.hasPrefix("ferry-downloads/") ? names("method").filter { $0.dropFirst().contains(where: \.isUppercase) } : names("method")
+                for name in words where text.contains("\"\(name)\"") { spelled.append("\(file): \(name)") }
             }
         }
         #expect(spelled.isEmpty, "method names outside the typed layer: \(spelled)")

@@ -122,6 +122,9 @@ final class Harness: @unchecked Sendable {
     }
 
     deinit {
+        // The accessibility bus and its registry daemon are not our children (bus activation
+        // forks twice): anything still running with this test's bus address goes too.
+        if display != nil { killEverythingOnThisBus() }
         // Children of Foundation's Process start with signals blocked: SIGKILL is the only sure stop.
         for p in background + [agent, faultServer, nginx, notificationServer, dbus] {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
@@ -143,6 +146,14 @@ final class Harness: @unchecked Sendable {
         env["XDG_CONFIG_HOME"] = root + "/home/.config"
         env["XDG_DATA_HOME"] = root + "/home/.local/share"
         env["XDG_DATA_DIRS"] = root + "/nonexistent"   // no system-wide service files
+        // No graphical display unless a test starts one: `ferry view` shows text.
+        env["WAYLAND_DISPLAY"] = ""
+        env["DISPLAY"] = display ?? ""
+        if display != nil {
+            env["GTK_A11Y"] = "atspi"
+            env["NO_AT_BRIDGE"] = nil
+            env["XDG_DATA_DIRS"] = "/usr/share"   // GTK and the accessibility bus need their settings schemas
+        }
         return env
     }
 
@@ -242,6 +253,58 @@ final class Harness: @unchecked Sendable {
         try p.run()
         faultServer = p
         faultPort = Int(try Self.readLine(out)) ?? 0
+    }
+
+    // MARK: A graphical display
+
+    private(set) var display: String?
+
+    /// Can this machine show a window to tests (Xvfb, the accessibility bus, pyatspi)?
+    static var canShowWindows: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb")
+            && FileManager.default.isExecutableFile(atPath: "/usr/libexec/at-spi-bus-launcher")
+            && FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/pyatspi")
+            && FileManager.default.isExecutableFile(atPath: buildDirectory + "/ferry-downloads")
+    }
+
+    /// Starts Xvfb on a free display and the accessibility bus on the private session bus, so a
+    /// GTK window started with `environment` can be read and driven through AT-SPI.
+    func startDisplay() throws {
+        let x = Process()
+        x.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        x.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1024x768x24"]
+        let out = Pipe()
+        x.standardOutput = out
+        x.standardError = FileHandle.nullDevice
+        try x.run()
+        background.append(x)
+        display = ":" + (try Self.readLine(out)).trimmingCharacters(in: .whitespaces)
+        let l = Process()
+        l.executableURL = URL(fileURLWithPath: "/usr/libexec/at-spi-bus-launcher")
+        l.arguments = ["--launch-immediately"]
+        l.environment = environment
+        l.standardOutput = FileHandle.nullDevice
+        l.standardError = FileHandle.nullDevice
+        try l.run()
+        background.append(l)
+        let r = try run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", "org.a11y.Bus"])
+        guard r.status == 0 else { throw FerryError(.failed, "the accessibility bus did not start") }
+    }
+
+    private func killEverythingOnThisBus() {
+        let mark = Array("DBUS_SESSION_BUS_ADDRESS=\(busAddress)\u{0}".utf8)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), pid != getpid(),
+                  let env = FileManager.default.contents(atPath: "/proc/\(entry)/environ") else { continue }
+            if env.count >= mark.count, Array(env).windowContains(mark) { kill(pid, SIGKILL) }
+        }
+    }
+
+    /// Runs Tests/Support/window-driver.py (pyatspi) with `args`; its stdout.
+    func windowDriver(_ args: String...) throws -> String {
+        let r = try run("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/window-driver.py"] + args)
+        guard r.status == 0 else { throw FerryError(.failed, "window-driver \(args): \(r.stderr)") }
+        return r.stdout
     }
 
     /// The test notification server; its Notify calls land in `notificationsFile`.
@@ -484,5 +547,12 @@ final class Harness: @unchecked Sendable {
             usleep(20_000)
         }
         throw FerryError(.failed, "timed out waiting for \(what)\n--- agent log ---\n\(agentLog)")
+    }
+}
+
+private extension Array where Element == UInt8 {
+    func windowContains(_ needle: [UInt8]) -> Bool {
+        guard needle.count <= count else { return false }
+        return (0...(count - needle.count)).contains { i in self[i..<(i + needle.count)].elementsEqual(needle) }
     }
 }

@@ -3,4 +3,6 @@ public enum BusNames {
     public static let agent = "dev.ferry.Agent1"
     public static let path = "/dev/ferry/Agent1"
     public static let interface = "dev.ferry.Agent1"
+    /// The session of the user's own downloads (`ferry download`, the Downloads window).
+    public static let cliSession = "dev.ferry.cli"
 }

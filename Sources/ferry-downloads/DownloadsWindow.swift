@@ -1,0 +1,194 @@
+import CGLib
+import CGtk
+import FerryBus
+import FerryCore
+import Foundation
+
+/// The Downloads window: a URL field, the task list (or a friendly empty state), "Clear
+/// finished", and a line for the last error. Opening or focusing it resets the badge.
+final class DownloadsWindow {
+    let window: Widget
+    private let client: BusClient
+    private let list: TaskList
+    private let stack = gtk_stack_new()!
+    private let entry = gtk_entry_new()!
+    private let message = Make.label(classes: ["error"])
+
+    init(app: UnsafeMutablePointer<GtkApplication>, client: BusClient) {
+        self.client = client
+        list = TaskList(client: client)
+        window = gtk_application_window_new(app)
+        gtk_window_set_title(cast(window), "Downloads")
+        gtk_window_set_default_size(cast(window), 760, 560)
+
+        let header = gtk_header_bar_new()!
+        gtk_header_bar_pack_end(cast(header), Make.button("Clear finished") { [unowned self] in
+            send(AgentCalls.clearFinished(session: nil)) { _ in }
+        })
+        gtk_window_set_titlebar(cast(window), header)
+
+        gtk_entry_set_placeholder_text(cast(entry), "Paste or drop a URL to download it")
+        Accessible.label(entry, "URL to download")
+        gtk_widget_set_hexpand(entry, 1)
+        on(UnsafeMutableRawPointer(entry), "activate") { [unowned self] in downloadFromEntry() }
+        let bar = Make.box(false, spacing: 6, [entry, Make.button("Download") { [unowned self] in downloadFromEntry() }])
+        Make.margins(bar, 6, 12)
+
+        gtk_stack_add_named(cast(stack), listView(), "list")
+        gtk_stack_add_named(cast(stack), emptyState(), "empty")
+        gtk_widget_set_vexpand(stack, 1)
+        gtk_widget_set_visible(message, 0)
+        Make.margins(message, 6, 12)
+        gtk_window_set_child(cast(window), Make.box(true, spacing: 0, [bar, stack, message]))
+
+        // A URL dropped anywhere on the window starts a download.
+        let drop = gtk_drop_target_new(GTypes.string, GDK_ACTION_COPY)!
+        onDroppedText(UnsafeMutableRawPointer(drop)) { [unowned self] text in
+            guard let url = text.split(whereSeparator: \.isNewline).map(String.init).first(where: Self.isURL) else { return false }
+            download(url)
+            return true
+        }
+        gtk_widget_add_controller(window, cast(drop))
+
+        on(UnsafeMutableRawPointer(window), "notify::is-active") { [unowned self] _ in
+            if gtk_window_is_active(cast(window)) != 0 { send(AgentCalls.resetBadge) { _ in } }
+        }
+        list.onCountsChanged = { [unowned self] in
+            gtk_stack_set_visible_child_name(cast(stack), list.model.count == 0 ? "empty" : "list")
+        }
+        list.reload()
+    }
+
+    func present() {
+        gtk_window_present(cast(window))
+        send(AgentCalls.resetBadge) { _ in }
+    }
+
+    // MARK: Layout
+
+    private func listView() -> Widget {
+        let factory = gtk_signal_list_item_factory_new()!
+        let actions = TaskActions(
+            pause: { [unowned self] t in send(AgentCalls.pause(t.id)) { _ in } },
+            resume: { [unowned self] t in send(AgentCalls.resume(t.id)) { _ in } },
+            cancel: { [unowned self] t in send(AgentCalls.cancel(t.id)) { _ in } },
+            open: { [unowned self] t in open(t) },
+            showInFolder: { [unowned self] t in showInFolder(t) },
+            retry: { [unowned self] t in retry(t) },
+            remove: { [unowned self] t in send(AgentCalls.removeTasks([t.id])) { _ in } })
+        on(UnsafeMutableRawPointer(factory), "setup") { item in
+            let row = TaskRowView(actions)
+            g_object_set_data_full(cast(row.root), "ferry-row", Unmanaged.passRetained(row).toOpaque()) {
+                Unmanaged<TaskRowView>.fromOpaque($0!).release()
+            }
+            gtk_list_item_set_child(OpaquePointer(item), row.root)
+            gtk_list_item_set_activatable(OpaquePointer(item), 0)
+        }
+        on(UnsafeMutableRawPointer(factory), "bind") { [unowned self] item in
+            guard let child = gtk_list_item_get_child(OpaquePointer(item)),
+                  let data = g_object_get_data(cast(child), "ferry-row"),
+                  let object = gtk_list_item_get_item(OpaquePointer(item)) else { return }
+            let row = Unmanaged<TaskRowView>.fromOpaque(data).takeUnretainedValue()
+            row.bind(list.row(at: PositionModel.position(of: object)))
+        }
+        g_object_ref(list.model.object)   // the selection model takes one reference
+        let selection = gtk_no_selection_new(list.model.listModel)
+        let view = gtk_list_view_new(cast(selection), factory)!
+        gtk_list_view_set_show_separators(cast(view), 1)
+        Accessible.label(view, "Downloads")
+        let scroller = gtk_scrolled_window_new()!
+        gtk_scrolled_window_set_child(cast(scroller), view)
+        return scroller
+    }
+
+    private func emptyState() -> Widget {
+        let icon = gtk_image_new_from_icon_name("folder-download-symbolic")!
+        gtk_image_set_pixel_size(cast(icon), 96)
+        gtk_widget_add_css_class(icon, "dim-label")
+        let title = Make.label("No downloads yet", classes: ["title-1"], xalign: 0.5)
+        let hint = Make.label("Paste or drop a link above to download it. Downloads from apps show up here too.",
+                              classes: ["dim-label"], xalign: 0.5)
+        gtk_label_set_wrap(cast(hint), 1)
+        let box = Make.box(true, spacing: 12, [icon, title, hint])
+        gtk_widget_set_valign(box, GTK_ALIGN_CENTER)
+        Make.margins(box, 24, 48)
+        return box
+    }
+
+    // MARK: Actions
+
+    private func send<R>(_ call: AgentCall<R>, _ done: @escaping (R) -> Void) {
+        client.send(call) { [weak self] result in
+            switch result {
+            case .success(let value): self?.say(nil); done(value)
+            case .failure(let error): self?.say(error.message)
+            }
+        }
+    }
+
+    /// Shows the last error under the list (nil hides it).
+    private func say(_ text: String?) {
+        gtk_label_set_text(cast(message), text ?? "")
+        gtk_widget_set_visible(message, text == nil ? 0 : 1)
+    }
+
+    static func isURL(_ s: String) -> Bool {
+        guard let u = URL(string: s.trimmingCharacters(in: .whitespaces)), let scheme = u.scheme?.lowercased() else { return false }
+        return ["http", "https", "ftp"].contains(scheme) && u.host != nil
+    }
+
+    private func downloadFromEntry() {
+        let text = String(cString: gtk_editable_get_text(cast(entry))).trimmingCharacters(in: .whitespaces)
+        guard Self.isURL(text) else { say("Not a web address: \"\(text)\" (http, https or ftp)"); return }
+        download(text)
+        gtk_editable_set_text(cast(entry), "")
+    }
+
+    private func download(_ url: String, _ options: TaskOptions = TaskOptions(), then: @escaping () -> Void = {}) {
+        send(AgentCalls.openUserSession) { [weak self] _ in
+            self?.send(AgentCalls.createDownload(session: BusNames.cliSession, url: url, options)) { _ in then() }
+        }
+    }
+
+    /// A failed download again, from the start, as the user's own download; the failed row goes.
+    private func retry(_ t: TaskInfo) {
+        var options = TaskOptions()
+        if !t.description.isEmpty { options.description = t.description }
+        download(t.url, options) { [weak self] in self?.send(AgentCalls.removeTasks([t.id])) { _ in } }
+    }
+
+    private func uri(_ path: String) -> String? {
+        guard let u = g_filename_to_uri(path, nil, nil) else { return nil }
+        defer { g_free(u) }
+        return String(cString: u)
+    }
+
+    /// The default app for the file, through GIO.
+    private func open(_ t: TaskInfo) {
+        guard let file = t.file, let uri = uri(file) else { return }
+        guard FileManager.default.fileExists(atPath: file) else { say("\(file) is no longer there (moved or deleted)"); return }
+        let context = gdk_display_get_app_launch_context(gdk_display_get_default())
+        g_app_info_launch_default_for_uri_async(uri, cast(context), nil, { _, result, _ in
+            var error: UnsafeMutablePointer<GError>?
+            if g_app_info_launch_default_for_uri_finish(result, &error) == 0 {
+                FileHandle.standardError.write("ferry-downloads: cannot open: \(String(cString: error!.pointee.message))\n".data(using: .utf8)!)
+                g_clear_error(&error)
+            }
+        }, nil)
+        g_object_unref(cast(context))
+    }
+
+    /// The file manager, showing the file selected (org.freedesktop.FileManager1), or else the folder.
+    private func showInFolder(_ t: TaskInfo) {
+        guard let file = t.file, let fileURI = uri(file) else { return }
+        let folder = (file as NSString).deletingLastPathComponent
+        client.sendRaw(destination: "org.freedesktop.FileManager1", path: "/org/freedesktop/FileManager1",
+                       interface: "org.freedesktop.FileManager1", method: "ShowItems",
+                       args: [.strings([fileURI]), .string("")]) { [weak self] result in
+            guard case .failure = result, let self, let folderURI = uri(folder) else { return }
+            let context = gdk_display_get_app_launch_context(gdk_display_get_default())
+            g_app_info_launch_default_for_uri_async(folderURI, cast(context), nil, nil, nil)
+            g_object_unref(cast(context))
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import CGLib
+import CGtk
+import FerryBus
+
+// The few helpers the window needs to speak GTK from Swift: GTK's casts are C macros, and its
+// signals take C function pointers, so closures travel in a `Box`.
+
+/// GTK's pointer casts (GTK_WINDOW(w) and friends): every GObject pointer is the same address.
+@inline(__always) func cast<T, U>(_ p: U) -> T { unsafeBitCast(p, to: T.self) }
+
+typealias Widget = UnsafeMutablePointer<GtkWidget>
+
+private let release: GClosureNotify = { data, _ in
+    if let data { Unmanaged<AnyObject>.fromOpaque(data).release() }
+}
+
+/// Connects a signal whose handler takes only the emitting object, e.g. "clicked", "activate".
+func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping () -> Void) {
+    let c: @convention(c) (gpointer?, gpointer?) -> Void = { _, user in Box<() -> Void>.peek(user!)() }
+    g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+}
+
+/// Connects a signal with one pointer argument, e.g. a list factory's "setup" and "bind", or
+/// "notify::PROPERTY" (the argument is then the GParamSpec).
+func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping (UnsafeMutableRawPointer) -> Void) {
+    let c: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, arg, user in
+        Box<(UnsafeMutableRawPointer) -> Void>.peek(user!)(arg!)
+    }
+    g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+}
+
+/// A GtkDropTarget's "drop" with a string value; the handler says whether it took the drop.
+func onDroppedText(_ target: UnsafeMutableRawPointer, _ handler: @escaping (String) -> Bool) {
+    let c: @convention(c) (gpointer?, UnsafePointer<GValue>?, Double, Double, gpointer?) -> gboolean = { _, value, _, _, user in
+        guard let value, let s = g_value_get_string(value) else { return 0 }
+        return Box<(String) -> Bool>.peek(user!)(String(cString: s)) ? 1 : 0
+    }
+    g_signal_connect_data(target, "drop", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+}
+
+/// Small constructors that keep the window's layout code readable.
+enum Make {
+    static func label(_ text: String = "", classes: [String] = [], xalign: Float = 0) -> Widget {
+        let l = gtk_label_new(text)!
+        gtk_label_set_xalign(cast(l), xalign)
+        for c in classes { gtk_widget_add_css_class(l, c) }
+        return l
+    }
+
+    static func box(_ vertical: Bool, spacing: Int32, _ children: [Widget] = []) -> Widget {
+        let b = gtk_box_new(vertical ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL, spacing)!
+        for c in children { gtk_box_append(cast(b), c) }
+        return b
+    }
+
+    /// A button whose label is also its accessible name.
+    static func button(_ title: String, _ action: @escaping () -> Void) -> Widget {
+        let b = gtk_button_new_with_label(title)!
+        on(UnsafeMutableRawPointer(b), "clicked", action)
+        return b
+    }
+
+    static func margins(_ w: Widget, _ v: Int32, _ h: Int32) {
+        gtk_widget_set_margin_top(w, v); gtk_widget_set_margin_bottom(w, v)
+        gtk_widget_set_margin_start(w, h); gtk_widget_set_margin_end(w, h)
+    }
+}
+
+/// GType's fundamental types are C macros; their registered names are not.
+enum GTypes {
+    static let object = g_type_from_name("GObject")
+    static let string = g_type_from_name("gchararray")
+}

@@ -1,0 +1,76 @@
+import FerryBus
+import FerryCore
+import Foundation
+
+/// The words and figures of a row: what the user reads, from a task and its speed.
+enum RowText {
+    static func name(_ t: TaskInfo) -> String {
+        if let file = t.file, !file.isEmpty { return (file as NSString).lastPathComponent }
+        let path = URL(string: t.url)?.lastPathComponent ?? ""
+        return path.isEmpty || path == "/" ? (URL(string: t.url)?.host ?? t.url) : path
+    }
+
+    static func bytes(_ n: Int64) -> String {
+        ByteCountFormatter.string(fromByteCount: n, countStyle: .file)
+    }
+
+    /// "3.2 MB of 10 MB · 1.1 MB/s · 6 s left", or why the task waits.
+    static func active(_ t: TaskInfo, speed: Double?) -> String {
+        let amount = t.expected.map { "\(bytes(t.received)) of \(bytes($0))" } ?? bytes(t.received)
+        switch t.state {
+        case .queued: return "Queued · \(amount)"
+        case .paused: return "Paused · \(amount)"
+        case .waiting: return "\(waiting(t)) · \(amount)"
+        default:
+            guard let speed, speed > 0 else { return amount }
+            var parts = [amount, "\(bytes(Int64(speed)))/s"]
+            if let e = t.expected, e > t.received { parts.append(duration(Double(e - t.received) / speed) + " left") }
+            return parts.joined(separator: " · ")
+        }
+    }
+
+    static func waiting(_ t: TaskInfo) -> String {
+        switch t.reason {
+        case .network?: return "Waiting for the network"
+        case .space?: return "Waiting for disk space"
+        case .credentials?: return "Waiting for a password"
+        case .retry?:
+            guard let at = t.retryAt else { return "Waiting to retry" }
+            return "Retrying at " + clock(at)
+        case nil: return "Waiting"
+        }
+    }
+
+    /// "1.2 MB · Downloads · today 14:03"; failed and canceled tasks say so.
+    static func ended(_ t: TaskInfo) -> String {
+        switch t.state {
+        case .failed: return "Failed: " + (t.error ?? "unknown error")
+        case .canceled: return "Canceled"
+        default:
+            let folder = t.file.map { (($0 as NSString).deletingLastPathComponent as NSString).lastPathComponent } ?? ""
+            return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")
+        }
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded(.up))
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return "\(s / 60) min" }
+        return "\(s / 3600) h \(s % 3600 / 60) min"
+    }
+
+    private static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+
+    static func clock(_ microseconds: Int64) -> String {
+        let f = DateFormatter()
+        f.dateFormat = "HH:mm:ss"
+        return f.string(from: date(microseconds))
+    }
+
+    static func when(_ microseconds: Int64) -> String {
+        let d = date(microseconds)
+        let f = DateFormatter()
+        if Calendar.current.isDateInToday(d) { f.dateFormat = "'today' HH:mm" } else { f.dateFormat = "d MMM yyyy HH:mm" }
+        return f.string(from: d)
+    }
+}

@@ -1,0 +1,155 @@
+import CGLib
+import FerryBus
+import FerryCore
+
+/// What the Downloads window lists: the agent's two sections (active tasks oldest first, then
+/// ended ones newest first) laid end to end behind a `PositionModel`. Rows are read a page at a
+/// time when GTK first shows them (ListTaskRowsSection), and kept current from the agent's
+/// signals: figures of running tasks from TasksProgressed, a task that changes state within its
+/// section by fetching that task, anything that moves rows (a new, ended or removed task) by
+/// re-reading the counts and the pages on screen. Never the whole list.
+final class TaskList {
+    struct Row {
+        var task: TaskInfo
+        /// Bytes per second, while running.
+        var speed: Double?
+        /// "Active" or "Finished" above a section's first row.
+        var header: String?
+    }
+
+    let model = PositionModel()
+    /// Called after the counts changed (the window shows its empty state at zero).
+    var onCountsChanged: () -> Void = {}
+    private(set) var activeCount = 0
+    private(set) var endedCount = 0
+
+    private let client: BusClient
+    private static let pageSize = 50
+    private struct PageKey: Hashable { var section: TaskSection; var index: Int }
+    private var pages: [PageKey: [TaskInfo]] = [:]
+    private var requested: Set<PageKey> = []
+    /// Bumped by every reload: pages asked for before it are stale when they arrive.
+    private var generation = 0
+    private var speeds: [Int64: (received: Int64, at: Int64, bytesPerSecond: Double)] = [:]
+    private var changed: [Int64: TaskState] = [:]
+    private var removed = false
+    private var flushArmed = false
+
+    init(client: BusClient) {
+        self.client = client
+        client.subscribe(AgentSignal.taskChanged.rawValue) { [unowned self] args in
+            guard let id = args.first?.int64Value, args.count > 1, let s = args[1].stringValue, let state = TaskState(rawValue: s) else { return }
+            changed[id] = state
+            armFlush()
+        }
+        client.subscribe(AgentSignal.tasksRemoved.rawValue) { [unowned self] _ in
+            removed = true
+            armFlush()
+        }
+        client.subscribe(AgentSignal.tasksProgressed.rawValue) { [unowned self] args in
+            progressed((args.first?.arrayValue ?? []).compactMap { item in
+                let f = item.tupleValue ?? []
+                guard f.count == 3, let id = f[0].int64Value, let r = f[1].int64Value, let e = f[2].int64Value else { return nil }
+                return (id, r, e)
+            })
+        }
+        // Figures lost while the agent restarts come back with a fresh read.
+        client.subscribeBus("NameOwnerChanged", arg0: BusNames.agent) { [unowned self] _ in reload() }
+    }
+
+    /// The row at a position, or nil while its page is on its way (asked for here).
+    func row(at position: Int) -> Row? {
+        let (section, offset) = position < activeCount ? (TaskSection.active, position) : (.ended, position - activeCount)
+        let key = PageKey(section: section, index: offset / Self.pageSize)
+        guard let page = pages[key] else { request(key); return nil }
+        guard offset % Self.pageSize < page.count else { return nil }
+        let task = page[offset % Self.pageSize]
+        let header = offset == 0 ? (section == .active ? "Active" : "Finished") : nil
+        return Row(task: task, speed: task.state == .running ? speeds[task.id]?.bytesPerSecond : nil, header: header)
+    }
+
+    /// Reads the counts again and drops every page: GTK rebinds the rows on screen, which asks
+    /// for their pages anew.
+    func reload() {
+        client.send(AgentCalls.status) { [weak self] result in
+            guard let self, case .success(let status) = result else { return }
+            generation += 1
+            pages = [:]
+            requested = []
+            let old = model.count
+            activeCount = [TaskState.queued, .running, .waiting, .paused].reduce(0) { $0 + (status.tasks[$1] ?? 0) }
+            endedCount = [TaskState.completed, .failed, .canceled].reduce(0) { $0 + (status.tasks[$1] ?? 0) }
+            model.change(at: 0, removed: old, added: UInt32(activeCount + endedCount))
+            onCountsChanged()
+        }
+    }
+
+    private func request(_ key: PageKey) {
+        guard requested.insert(key).inserted else { return }
+        let asked = generation
+        client.send(AgentCalls.section(key.section, session: nil, offset: key.index * Self.pageSize, limit: Self.pageSize)) { [weak self] result in
+            guard let self, asked == generation else { return }
+            guard case .success(let rows) = result else { requested.remove(key); return }
+            pages[key] = rows
+            let start = (key.section == .active ? 0 : activeCount) + key.index * Self.pageSize
+            let shown = min(rows.count, Int(model.count) - start)
+            if shown > 0 { model.change(at: UInt32(start), removed: UInt32(shown), added: UInt32(shown)) }
+        }
+    }
+
+    /// Where a loaded task sits: its page and the position on screen.
+    private func locate(_ id: Int64) -> (key: PageKey, index: Int, position: Int)? {
+        for (key, page) in pages {
+            guard let i = page.firstIndex(where: { $0.id == id }) else { continue }
+            return (key, i, (key.section == .active ? 0 : activeCount) + key.index * Self.pageSize + i)
+        }
+        return nil
+    }
+
+    private func progressed(_ moved: [(Int64, Int64, Int64)]) {
+        let now = Int64(g_get_monotonic_time())
+        for (id, received, expected) in moved {
+            var speed = 0.0
+            if let s = speeds[id], now > s.at {
+                let seconds = Double(now - s.at) / 1_000_000
+                let recent = Double(received - s.received) / seconds
+                speed = s.bytesPerSecond == 0 ? recent : 0.6 * s.bytesPerSecond + 0.4 * recent
+            }
+            speeds[id] = (received, now, speed)
+            guard let at = locate(id) else { continue }
+            pages[at.key]![at.index].received = received
+            pages[at.key]![at.index].expected = expected < 0 ? nil : expected
+            model.change(at: UInt32(at.position), removed: 1, added: 1)
+        }
+    }
+
+    /// Signals come in bursts (a batch finishing): handle them together, a moment later.
+    private func armFlush() {
+        guard !flushArmed else { return }
+        flushArmed = true
+        g_timeout_add_full(G_PRIORITY_DEFAULT, 150, { user in
+            Box<TaskList>.peek(user!).flush()
+            return 0
+        }, Box.retained(self), Box<TaskList>.release)
+    }
+
+    private func flush() {
+        flushArmed = false
+        let changes = changed
+        changed = [:]
+        let rowsMove = removed || changes.contains { id, state in
+            guard let at = locate(id) else { return true }   // new, or not on screen: counts may change
+            return (at.key.section == .active) == state.isFinal
+        }
+        removed = false
+        if rowsMove { reload(); return }
+        for id in changes.keys {
+            client.send(AgentCalls.getTask(id)) { [weak self] result in
+                guard let self, case .success(let task) = result, let at = locate(id) else { return }
+                pages[at.key]![at.index] = task
+                model.change(at: UInt32(at.position), removed: 1, added: 1)
+            }
+        }
+        for id in speeds.keys where changes[id] != nil && changes[id] != .running { speeds[id] = nil }
+    }
+}

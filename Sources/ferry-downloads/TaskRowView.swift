@@ -1,0 +1,95 @@
+import CGLib
+import CGtk
+import FerryBus
+import FerryCore
+
+/// What the buttons of a row do (the window carries them out).
+struct TaskActions {
+    var pause: (TaskInfo) -> Void
+    var resume: (TaskInfo) -> Void
+    var cancel: (TaskInfo) -> Void
+    var open: (TaskInfo) -> Void
+    var showInFolder: (TaskInfo) -> Void
+    var retry: (TaskInfo) -> Void
+    var remove: (TaskInfo) -> Void
+}
+
+/// One row of the list: made once per visible slot ("setup"), filled with a task each time
+/// GTK shows it ("bind"). Buttons carry their names as labels, which is also what screen
+/// readers say.
+final class TaskRowView {
+    let root: Widget
+    private let header = Make.label(classes: ["heading"])
+    private let name = Make.label(classes: ["heading"])
+    private let detail = Make.label(classes: ["dim-label"])
+    private let progress = gtk_progress_bar_new()!
+    private var buttons: [(widget: Widget, shown: (TaskInfo) -> Bool)] = []
+    private var task: TaskInfo?
+
+    init(_ actions: TaskActions) {
+        gtk_label_set_ellipsize(cast(name), PANGO_ELLIPSIZE_MIDDLE)
+        gtk_label_set_ellipsize(cast(detail), PANGO_ELLIPSIZE_END)
+        gtk_widget_set_margin_top(header, 12)
+        let text = Make.box(true, spacing: 4, [name, progress, detail])
+        gtk_widget_set_hexpand(text, 1)
+        gtk_widget_set_valign(text, GTK_ALIGN_CENTER)
+        let row = Make.box(false, spacing: 6, [text])
+        Make.margins(row, 6, 12)
+        root = Make.box(true, spacing: 0, [header, row])
+
+        let active: (TaskInfo) -> Bool = { !$0.state.isFinal }
+        add(row, "Pause", actions.pause) { active($0) && $0.state != .paused }
+        add(row, "Resume", actions.resume) { $0.state == .paused || ($0.state == .waiting && $0.reason != .credentials) }
+        add(row, "Cancel", actions.cancel, active)
+        add(row, "Open", actions.open) { $0.state == .completed && $0.kind == .download }
+        add(row, "Show in folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }
+        add(row, "Retry", actions.retry) { $0.state == .failed && $0.kind == .download }
+        add(row, "Remove from list", actions.remove) { $0.state.isFinal }
+    }
+
+    private func add(_ row: Widget, _ title: String, _ action: @escaping (TaskInfo) -> Void, _ shown: @escaping (TaskInfo) -> Bool) {
+        let b = Make.button(title) { [unowned self] in if let task { action(task) } }
+        gtk_widget_set_valign(b, GTK_ALIGN_CENTER)
+        gtk_box_append(cast(row), b)
+        buttons.append((b, shown))
+    }
+
+    /// Shows a row, or a placeholder while its page is on its way.
+    func bind(_ row: TaskList.Row?) {
+        task = row?.task
+        gtk_widget_set_visible(header, row?.header == nil ? 0 : 1)
+        gtk_label_set_text(cast(header), row?.header ?? "")
+        guard let t = row?.task else {
+            gtk_label_set_text(cast(name), "Loading…")
+            gtk_label_set_text(cast(detail), "")
+            gtk_widget_set_visible(progress, 0)
+            for b in buttons { gtk_widget_set_visible(b.widget, 0) }
+            return
+        }
+        let title = RowText.name(t)
+        gtk_label_set_text(cast(name), title)
+        gtk_widget_set_visible(progress, t.state.isFinal ? 0 : 1)
+        if !t.state.isFinal {
+            if let e = t.expected, e > 0 {
+                gtk_progress_bar_set_fraction(cast(progress), min(1, Double(t.received) / Double(e)))
+            } else {
+                gtk_progress_bar_pulse(cast(progress))
+            }
+            Accessible.label(progress, "Progress of " + title)
+        }
+        gtk_label_set_text(cast(detail), t.state.isFinal ? RowText.ended(t) : RowText.active(t, speed: row?.speed))
+        for b in buttons { gtk_widget_set_visible(b.widget, b.shown(t) ? 1 : 0) }
+    }
+}
+
+/// Accessible names where no visible label gives one.
+enum Accessible {
+    static func label(_ widget: Widget, _ text: String) {
+        var value = GValue()
+        g_value_init(&value, GTypes.string)
+        g_value_set_string(&value, text)
+        var property = GTK_ACCESSIBLE_PROPERTY_LABEL
+        gtk_accessible_update_property_value(cast(widget), 1, &property, &value)
+        g_value_unset(&value)
+    }
+}

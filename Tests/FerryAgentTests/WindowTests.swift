@@ -1,0 +1,68 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// The Downloads window (ferry-downloads, GTK 4) on Xvfb, read and driven through the
+/// accessibility bus as a screen reader would, against the real agent.
+@Suite(.serialized) struct WindowTests {
+    struct Shown: Decodable {
+        struct Row: Decodable { var labels: [String]; var buttons: [String]; var progress: [String] }
+        var title: String
+        var buttons: [String]
+        var rows: [Row]
+        func row(_ name: String) -> Row? { rows.first { $0.labels.contains(name) } }
+    }
+
+    func badge(_ h: Harness) throws -> Int? {
+        try AgentProxy(h.client()).status().badge
+    }
+
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func theWindowListsDownloadsAndItsButtonsActOnTheAgent() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.startAgent(["--stall-timeout", "60"])   // the held download must not time out meanwhile
+        try h.makeFile("report.pdf", size: 2_000)
+        try h.makeFile("movie.bin", size: 200_000)
+        #expect(try h.ferry("download", h.faultURL("report.pdf"), "--wait").status == 0)
+        let running = try #require(Int64(try h.ferry("download", h.faultURL("movie.bin", "hold=1000")).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        try h.eventually("the download holding") { (try h.show(running)["received"] as? Int) == 1000 }
+        #expect(try badge(h) == 1)
+
+        try h.startDisplay()
+        let window = try h.spawnWaitable(Harness.ferry, ["view"])   // a display: the window, not text
+        let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "report.pdf", "movie.bin").utf8))
+        #expect(shown.title == "Downloads")
+        #expect(shown.buttons.contains("Clear finished"))
+        let finished = try #require(shown.row("report.pdf"))
+        #expect(finished.buttons == ["Open", "Show in folder", "Remove from list"])
+        #expect(finished.progress.isEmpty)
+        let active = try #require(shown.row("movie.bin"))
+        #expect(active.progress == ["Progress of movie.bin"])
+        #expect(active.buttons == ["Pause", "Cancel"])
+        #expect(active.labels.contains("Active") && finished.labels.contains("Finished"))
+        try h.eventually("the badge reset by the window") { try badge(h) == 0 }
+
+        // Pause pauses that task in the agent; the row follows (Resume appears) and resumes it.
+        _ = try h.windowDriver("press", "movie.bin", "Pause")
+        try h.eventually("paused") { try h.show(running)["state"] as? String == "paused" }
+        _ = try h.windowDriver("press", "movie.bin", "Resume")
+        try h.eventually("resumed") { try h.show(running)["state"] as? String != "paused" }
+
+        // Remove from list removes the row and the task, never the file.
+        let done = try #require(try AgentProxy(h.client()).allTasks(session: nil).first { $0.state == .completed })
+        let report = try #require(done.file)
+        _ = try h.windowDriver("press", "report.pdf", "Remove from list")
+        _ = try h.windowDriver("gone", "report.pdf")
+        #expect(try AgentProxy(h.client()).allTasks(session: nil).map(\.id) == [running])
+        #expect(FileManager.default.fileExists(atPath: report))
+
+        // One instance: a second `ferry view` hands over to the first window and ends.
+        #expect(try h.run(Harness.ferry, ["view"]).status == 0)
+        #expect(window.isRunning)
+    }
+}

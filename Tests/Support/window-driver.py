@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Reads and drives the Downloads window through AT-SPI, as a screen reader or a user would.
+
+  window-driver.py rows NAME...        wait until rows with these names show, print the window as JSON
+  window-driver.py press NAME BUTTON   wait for BUTTON in the row that shows NAME, press it
+  window-driver.py gone NAME           wait until no row shows NAME
+
+Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
+"""
+import json
+import sys
+import time
+
+import pyatspi
+
+
+def walk(node):
+    yield node
+    for i in range(node.childCount):
+        child = node.getChildAtIndex(i)
+        if child is not None:
+            yield from walk(child)
+
+
+def window():
+    for app in pyatspi.Registry.getDesktop(0):
+        if app is None:
+            continue
+        for w in app:
+            if w is not None and w.getRoleName() == "frame" and w.name == "Downloads":
+                return w
+    return None
+
+
+def rows(frame):
+    """Each list item: its labels, buttons and progress bars."""
+    out = []
+    for node in walk(frame):
+        if node.getRoleName() != "list item":
+            continue
+        row = {"labels": [], "buttons": [], "progress": []}
+        for n in walk(node):
+            role = n.getRoleName()
+            if role == "label":
+                row["labels"].append(n.name)
+            elif role == "push button":
+                row["buttons"].append(n.name)
+            elif role == "progress bar":
+                row["progress"].append(n.name)
+        out.append(row)
+    return out
+
+
+def until(what, condition):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            frame = window()
+            result = condition(frame) if frame is not None else None
+        except Exception:   # a row went away while being read: read again
+            frame, result = None, None
+        if result:
+            return frame, result
+        time.sleep(0.1)
+    sys.exit(f"timed out waiting for {what}")
+
+
+def row_named(frame, name):
+    for node in walk(frame):
+        if node.getRoleName() == "list item" and any(n.getRoleName() == "label" and n.name == name for n in walk(node)):
+            return node
+    return None
+
+
+def main(args):
+    if args[0] == "rows":
+        names = args[1:]
+        frame, _ = until(f"rows {names}", lambda f: all(row_named(f, n) for n in names))
+        buttons = [n.name for n in walk(frame) if n.getRoleName() == "push button"]
+        print(json.dumps({"title": frame.name, "buttons": buttons, "rows": rows(frame)}))
+    elif args[0] == "press":
+        name, button = args[1], args[2]
+
+        def find(frame):
+            row = row_named(frame, name)
+            return next((n for n in walk(row) if n.getRoleName() == "push button" and n.name == button), None) if row else None
+
+        _, target = until(f"button {button!r} in the row of {name!r}", find)
+        target.queryAction().doAction(0)
+        print("pressed")
+    elif args[0] == "gone":
+        until(f"{args[1]} gone", lambda f: row_named(f, args[1]) is None)
+        print("gone")
+    else:
+        sys.exit(__doc__)
+
+
+main(sys.argv[1:])
