@@ -61,6 +61,15 @@ import Testing
         #expect(try AgentProxy(h.client()).allTasks(session: nil).map(\.id) == [running])
         #expect(FileManager.default.fileExists(atPath: report))
 
+        // A URL pasted into the field starts a download; it shows up as a row and finishes.
+        try h.makeFile("pasted.txt", size: 3_000)
+        _ = try h.windowDriver("type", "URL to download", h.faultURL("pasted.txt"))
+        _ = try h.windowDriver("press", "-", "Download")
+        _ = try h.windowDriver("has", "pasted.txt", "Open")   // its row, finished
+        try h.eventually("the pasted download") {
+            try AgentProxy(h.client()).allTasks(session: nil).contains { $0.url.hasSuffix("/pasted.txt") && $0.state == .completed }
+        }
+
         // One instance: a second `ferry view` hands over to the first window and ends.
         #expect(try h.run(Harness.ferry, ["view"]).status == 0)
         #expect(window.isRunning)

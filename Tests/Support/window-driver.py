@@ -3,6 +3,9 @@
 
   window-driver.py rows NAME...        wait until rows with these names show, print the window as JSON
   window-driver.py press NAME BUTTON   wait for BUTTON in the row that shows NAME, press it
+  window-driver.py press - BUTTON      press BUTTON outside the list (e.g. Download)
+  window-driver.py has NAME BUTTON     wait for BUTTON in the row that shows NAME
+  window-driver.py type FIELD TEXT     type TEXT into the text field named FIELD
   window-driver.py gone NAME           wait until no row shows NAME
 
 Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
@@ -78,16 +81,22 @@ def main(args):
         frame, _ = until(f"rows {names}", lambda f: all(row_named(f, n) for n in names))
         buttons = [n.name for n in walk(frame) if n.getRoleName() == "push button"]
         print(json.dumps({"title": frame.name, "buttons": buttons, "rows": rows(frame)}))
-    elif args[0] == "press":
+    elif args[0] in ("press", "has"):
         name, button = args[1], args[2]
 
         def find(frame):
-            row = row_named(frame, name)
+            row = frame if name == "-" else row_named(frame, name)
             return next((n for n in walk(row) if n.getRoleName() == "push button" and n.name == button), None) if row else None
 
         _, target = until(f"button {button!r} in the row of {name!r}", find)
-        target.queryAction().doAction(0)
-        print("pressed")
+        if args[0] == "press":
+            target.queryAction().doAction(0)
+        print("found")
+    elif args[0] == "type":
+        field, text = args[1], args[2]
+        _, target = until(f"field {field!r}", lambda f: next((n for n in walk(f) if n.getRoleName() == "text" and n.name == field), None))
+        target.queryEditableText().setTextContents(text)
+        print("typed")
     elif args[0] == "gone":
         until(f"{args[1]} gone", lambda f: row_named(f, args[1]) is None)
         print("gone")
