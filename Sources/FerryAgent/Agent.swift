@@ -133,6 +133,7 @@ public final class Agent {
 
     /// Live figures for the dock.
     var launcherState: (count: Int, progress: Double, transferring: Bool) { core.launcherState }
+    func app(ofSession session: String) -> String { core.app(ofSession: session) }
 
     // MARK: - Turns
 

@@ -17,6 +17,7 @@ public final class BusService {
     var connection: OpaquePointer?
     private var ownerID: UInt32 = 0
     private var registrationID: UInt32 = 0
+    let identity = CallerIdentity()
     private let nodeInfo: UnsafeMutablePointer<GDBusNodeInfo>
     private var onOutcome: (Outcome) -> Void = { _ in }
 
@@ -100,12 +101,26 @@ public final class BusService {
         return Value.string(FerryRelease.version).makeGVariant()
     }
 
-    private static let methodCall: GDBusInterfaceMethodCallFunc = { _, sender, _, _, method, params, invocation, user in
+    private static let methodCall: GDBusInterfaceMethodCallFunc = { conn, sender, _, _, method, params, invocation, user in
         let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
         let name = String(cString: method!)
         let args = params.map { Value($0).tupleValue ?? [] } ?? []
+        let from = sender.map { String(cString: $0) } ?? ""
+        // Who calls decides what it may do: the first call of a connection waits for the answer.
+        me.identity.identify(from, on: conn!) { caller in
+            guard let caller else {
+                g_dbus_method_invocation_return_dbus_error(invocation, FerryError(.accessDenied, "").dbusName,
+                                                           "cannot tell which app is calling (its process is gone or unreadable)")
+                return
+            }
+            me.answer(name, args, sender: from, caller: caller, invocation)
+        }
+    }
+
+    private func answer(_ name: String, _ args: [Value], sender: String, caller: Caller, _ invocation: OpaquePointer?) {
+        let me = self
         do {
-            let reply = try me.dispatch(name, args, sender: sender.map { String(cString: $0) } ?? "")
+            let reply = try me.dispatch(name, args, sender: sender, caller: caller)
             g_dbus_method_invocation_return_value(invocation, Value.tuple(reply).makeGVariant())
         } catch let e as FerryError {
             g_dbus_method_invocation_return_dbus_error(invocation, e.dbusName, e.message)
@@ -117,7 +132,7 @@ public final class BusService {
 
     /// One line per method: unpack the (already type-checked) arguments into a request, hand it
     /// to the agent, pack the reply.
-    func dispatch(_ name: String, _ a: [Value], sender: String) throws -> [Value] {
+    func dispatch(_ name: String, _ a: [Value], sender: String, caller: Caller = .host) throws -> [Value] {
         func s(_ i: Int) -> String { a[i].stringValue ?? "" }
         func t(_ i: Int) -> Int64 { a[i].int64Value ?? 0 }
         func u(_ i: Int) -> Int { Int(a[i].int64Value ?? 0) }
@@ -129,7 +144,10 @@ public final class BusService {
             try AgentCore.validateSessionIdentifier(s(0))
             let options = try RequestDecoder.sessionOptions(d(1))
             // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
-            let inbox = AgentCore.inbox(stateDirectory: agent.settings.stateDirectory, session: s(0))
+            let inbox: String
+            if case .sandboxed(let app) = caller { inbox = AgentCore.inbox(appHome: app.home, session: s(0)) } else {
+                inbox = AgentCore.inbox(stateDirectory: agent.settings.stateDirectory, session: s(0))
+            }
             guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
             request = .openSession(s(0), options, peer: sender)
         case .createUpload: request = .createTasks(session: s(0), [try RequestDecoder.upload(url: s(1), file: s(2), d(3))])
@@ -172,11 +190,14 @@ public final class BusService {
         case .resumeAll: request = .resumeAll(session: s(0))
         case .getStatus: request = .status
         }
-        return encode(try agent.request(request), method: method)
+        guard case .sandboxed(let app) = caller else { return encode(try agent.request(request), method: method, caller: caller) }
+        try SandboxPaths.check(request, app)
+        return encode(try agent.request(.sandboxed(app, request)), method: method, caller: caller)
     }
 
     /// A reply as the interface XML says it goes out.
-    private func encode(_ reply: AgentReply, method: AgentMethod) -> [Value] {
+    private func encode(_ reply: AgentReply, method: AgentMethod, caller: Caller) -> [Value] {
+        func info(_ r: TaskRecord) -> TaskInfo { TaskInfo(r, app: agent.app(ofSession: r.session)) }
         switch reply {
         case .none: return []
         case .session(let id, let created, let latest, let inbox):
@@ -185,9 +206,9 @@ public final class BusService {
             if method == .createDownloads { return [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")] }
             return [.uint64(UInt64(ids[0]))]
         case .tasks(let list) where method == .listTaskRows || method == .listTaskRowsSection:
-            return [.array(list.map { TaskInfo($0).row }, elementType: TaskInfo.rowType)]
-        case .tasks(let list): return [.array(list.map { .dict(TaskInfo($0).dictionary) }, elementType: "a{sv}")]
-        case .task(let r): return [.dict(TaskInfo(r).dictionary)]
+            return [.array(list.map { info($0).row }, elementType: TaskInfo.rowType)]
+        case .tasks(let list): return [.array(list.map { .dict(info($0).dictionary) }, elementType: "a{sv}")]
+        case .task(let r): return [.dict(info(r).dictionary)]
         case .resumeData(let blob): return [.bytes(blob)]
         case .events(let events, let blobs):
             return [.array(events.map { FetchedEvent($0, resumeData: blobs[$0.task]).bus }, elementType: "(tsta{sv})")]
@@ -195,7 +216,9 @@ public final class BusService {
         case .status(let counts, let running, let badge):
             var tasks: [TaskState: Int] = [:]
             for (k, v) in counts { if let s = TaskState(rawValue: k) { tasks[s] = v } }
-            return [.dict(AgentStatus(version: FerryRelease.version, store: agent.store.path, pid: Int64(getpid()),
+            // A sandboxed app learns nothing of the host's file system.
+            let store = caller == .host ? agent.store.path : ""
+            return [.dict(AgentStatus(version: FerryRelease.version, store: store, pid: Int64(getpid()),
                                       tasks: tasks, running: running, badge: badge).bus)]
         case .sessionInfo(let info): return [.dict(info.bus)]
         }
@@ -209,7 +232,9 @@ public final class BusService {
             let args = params.map { Value($0).tupleValue ?? [] } ?? []
             guard args.count == 3, let name = args[0].stringValue, name.hasPrefix(":"),
                   args[2].stringValue == "" else { return }
-            Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().agent.feed(.peerLeft(name))
+            let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
+            me.identity.forget(name)
+            me.agent.feed(.peerLeft(name))
         }, me, nil)
     }
 

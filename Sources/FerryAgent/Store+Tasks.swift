@@ -44,25 +44,27 @@ extension Store {
         }
     }
 
-    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
-        try read { db in
-            if let session {
-                return try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE session = ? AND id > ? ORDER BY id LIMIT ?",
-                                        arguments: [session, afterID, limit]).map(Self.record)
-            }
-            return try Row.fetchAll(db, sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id > ? ORDER BY id LIMIT ?",
-                                    arguments: [afterID, limit]).map(Self.record)
+    /// `session IN (...)` for a list of sessions, nothing for all.
+    private static func scope(_ sessions: [String]?) -> (sql: String, args: StatementArguments) {
+        guard let sessions else { return ("", []) }
+        return (" AND session IN (" + Array(repeating: "?", count: sessions.count).joined(separator: ",") + ")",
+                StatementArguments(sessions))
+    }
+
+    func tasks(sessions: [String]?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
+        let scope = Self.scope(sessions)
+        return try read { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id > ?\(scope.sql) ORDER BY id LIMIT ?"),
+                             arguments: [afterID] + scope.args + [limit]).map(Self.record)
         }
     }
 
-    func taskSection(session: String?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord] {
+    func taskSection(sessions: [String]?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord] {
         // The primary key's order, filtered: no sort, and the first page of either section is cheap.
-        let ended = "state IN ('completed', 'failed', 'canceled')"
-        let filter = (active ? "NOT " : "") + ended + (session == nil ? "" : " AND session = ?")
+        let scope = Self.scope(sessions)
+        let filter = (active ? "NOT " : "") + "state IN ('completed', 'failed', 'canceled')" + scope.sql
         let sql = "SELECT \(Self.taskColumns) FROM tasks WHERE \(filter) ORDER BY id\(active ? "" : " DESC") LIMIT ? OFFSET ?"
-        var args: StatementArguments = session.map { [$0] } ?? []
-        args += [limit, offset]
-        return try read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: args).map(Self.record) }
+        return try read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: scope.args + [limit, offset]).map(Self.record) }
     }
 
     /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
@@ -162,10 +164,14 @@ extension Store {
         }
     }
 
-    func countsByState() throws -> [String: Int] {
-        try read { db in
+    /// Kept counts for all sessions; counted (by the session index) for a few.
+    func countsByState(sessions: [String]?) throws -> [String: Int] {
+        let scope = Self.scope(sessions)
+        let sql = sessions == nil ? "SELECT state, n FROM task_counts"
+            : "SELECT state, COUNT(*) AS n FROM tasks WHERE 1\(scope.sql) GROUP BY state"
+        return try read { db in
             var out: [String: Int] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT state, n FROM task_counts")) {
+            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: scope.args) {
                 out[row["state"]] = row["n"]
             }
             return out

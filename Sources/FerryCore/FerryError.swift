@@ -14,6 +14,9 @@ public struct FerryError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The agent's store cannot record the request (its disk is full, read-only, failing):
         /// nothing was queued, the caller may try again later.
         case storeUnavailable = "StoreUnavailable"
+        /// A sandboxed app asked for something outside its sandbox (another app's session, a
+        /// host path, a command to run).
+        case accessDenied = "AccessDenied"
     }
     public var kind: Kind
     public var message: String

@@ -17,6 +17,11 @@ public struct SessionConfig: Codable, Sendable, Equatable {
     public var invalidating: Bool = false
     /// Invalidation finished (the "invalidated" event went out); OpenSession starts afresh.
     public var invalid: Bool = false
+    /// The sandboxed app that opened the session (its Flatpak or Snap id); empty for the host.
+    /// Only that app may use the session and see its tasks.
+    public var app: String = ""
+    /// That app's own folder on the host (`~/.var/app/ID`): its inbox and default destination.
+    public var appHome: String = ""
     public init() {}
 
     // Stored as JSON: a key missing from an older agent's row takes its default.
@@ -34,5 +39,7 @@ public struct SessionConfig: Codable, Sendable, Equatable {
         defaultDirectory = try c.decodeIfPresent(String.self, forKey: .defaultDirectory)
         invalidating = try c.decodeIfPresent(Bool.self, forKey: .invalidating) ?? d.invalidating
         invalid = try c.decodeIfPresent(Bool.self, forKey: .invalid) ?? d.invalid
+        app = try c.decodeIfPresent(String.self, forKey: .app) ?? d.app
+        appHome = try c.decodeIfPresent(String.self, forKey: .appHome) ?? d.appHome
     }
 }

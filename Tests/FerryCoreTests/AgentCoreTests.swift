@@ -382,3 +382,50 @@ import Testing
         #expect(try section(false, 0, 10) == [ids[3], ids[1]])
     }
 }
+
+@Suite struct SandboxAccessTests {
+    let app = SandboxedApp(id: "org.example.App", kind: .flatpak, home: "/home/u/.var/app/org.example.App",
+                           writable: ["/home/u/.var/app/org.example.App", "/home/u/Downloads"])
+
+    @Test func flatpakInfoGivesTheIdAndTheFoldersItMayWrite() {
+        let info = "[Application]\nname=org.example.App\nruntime=x\n\n[Context]\nfilesystems=xdg-download;xdg-music:ro;~/Notes;!home;/srv/data:create;host-etc;\n"
+        let a = SandboxedApp.flatpak(info: info, userHome: "/home/u", userDirs: ["xdg-download": "/home/u/Downloads", "xdg-music": "/home/u/Music"])
+        #expect(a?.id == "org.example.App")
+        #expect(a?.writable == ["/home/u/.var/app/org.example.App", "/home/u/Downloads", "/home/u/Notes", "/srv/data"])
+        #expect(a?.mayWrite("/home/u/Downloads/x") == true && a?.mayWrite("/home/u/DownloadsX") == false && a?.mayWrite("/home/u/Music") == false)
+        #expect(SandboxedApp.flatpak(info: "[Application]\nname=../x\n", userHome: "/h", userDirs: [:]) == nil)
+        #expect(SandboxedApp.snap(label: "snap.firefox.firefox (enforce)", userHome: "/h")?.writable == ["/h/snap/firefox"])
+        #expect(SandboxedApp.snap(label: "unconfined", userHome: "/h") == nil)
+    }
+
+    @Test func anAppSeesOnlyItsOwnSessionsAndTasks() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession("host")
+        let hostTask = try d.download("http://a/1", session: "host")
+        _ = try d.request(.sandboxed(app, .openSession("mine", SessionOptions(), peer: ":1.2")))
+        let mineTask = try d.download("http://a/2", session: "mine")
+        #expect(d.core.app(ofSession: "mine") == app.id && d.core.app(ofSession: "host") == "")
+        func denied(_ r: AgentRequest) -> FerryError.Kind? {
+            do { _ = try d.request(.sandboxed(app, r)); return nil } catch let e as FerryError { return e.kind } catch { return nil }
+        }
+        #expect(denied(.getTask(hostTask)) == .noSuchTask)
+        #expect(denied(.cancel(hostTask)) == .noSuchTask)
+        #expect(denied(.removeTasks([mineTask, hostTask])) == .noSuchTask)
+        #expect(denied(.getTask(mineTask)) == nil)
+        #expect(denied(.createTasks(session: "host", [TaskRecord(session: "", url: "http://a/3", host: "a")])) == .accessDenied)
+        #expect(denied(.resetBadge) == .accessDenied)
+        var launching = SessionOptions()
+        launching.launchCommand = ["/bin/true"]
+        #expect(denied(.openSession("other", launching, peer: ":1.2")) == .accessDenied)
+        guard case .tasks(let listed) = try d.request(.sandboxed(app, .listTasks(session: "", after: 0, limit: 0))) else { Issue.record(); return }
+        #expect(listed.map(\.id) == [mineTask])
+        guard case .count(let paused) = try d.request(.sandboxed(app, .pauseAll(session: ""))) else { Issue.record(); return }
+        #expect(paused == 1 && d.ledger.tasks[hostTask]?.state != .paused)
+        // The host keeps seeing everything, and reopening an app's session does not take it over.
+        _ = try d.request(.openSession("mine", SessionOptions(), peer: ":1.1"))
+        #expect(d.core.app(ofSession: "mine") == app.id)
+        guard case .tasks(let all) = try d.request(.listTasks(session: "", after: 0, limit: 0)) else { Issue.record(); return }
+        #expect(all.map(\.id) == [hostTask, mineTask])
+    }
+}

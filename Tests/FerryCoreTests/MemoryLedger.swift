@@ -13,11 +13,11 @@ final class MemoryLedger: AgentLedger {
 
     func task(_ id: Int64) throws -> TaskRecord? { tasks[id] }
     func session(_ identifier: String) throws -> SessionConfig? { sessions[identifier] }
-    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
-        Array(tasks.values.filter { $0.id > afterID && (session == nil || $0.session == session) }.sorted { $0.id < $1.id }.prefix(limit))
+    func tasks(sessions: [String]?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
+        Array(tasks.values.filter { $0.id > afterID && (sessions?.contains($0.session) ?? true) }.sorted { $0.id < $1.id }.prefix(limit))
     }
-    func taskSection(session: String?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord] {
-        let picked = tasks.values.filter { $0.state.isFinal != active && (session == nil || $0.session == session) }
+    func taskSection(sessions: [String]?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord] {
+        let picked = tasks.values.filter { $0.state.isFinal != active && (sessions?.contains($0.session) ?? true) }
         return Array(picked.sorted { active ? $0.id < $1.id : $0.id > $1.id }.dropFirst(offset).prefix(limit))
     }
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
@@ -49,8 +49,8 @@ final class MemoryLedger: AgentLedger {
     func taskIDs(session: String?, states: Set<TaskState>) throws -> [Int64] {
         tasks.values.filter { states.contains($0.state) && (session == nil || $0.session == session) }.map(\.id).sorted()
     }
-    func countsByState() throws -> [String: Int] {
-        Dictionary(grouping: tasks.values, by: \.state.rawValue).mapValues(\.count)
+    func countsByState(sessions: [String]?) throws -> [String: Int] {
+        Dictionary(grouping: tasks.values.filter { sessions?.contains($0.session) ?? true }, by: \.state.rawValue).mapValues(\.count)
     }
     func finishedEvents(session: String) throws -> Int64 { finished[session] ?? 0 }
     func stagedBytes(_ id: Int64) -> Int64 { staged[id] ?? 0 }

@@ -20,8 +20,11 @@ public struct TaskInfo: Sendable, Equatable {
     public var retryAt: Int64?
     public var created: Int64
     public var updated: Int64
+    /// The sandboxed app the task belongs to (empty: the host's). In GetTask and ListTasks only.
+    public var app: String = ""
 
-    public init(_ r: TaskRecord) {
+    public init(_ r: TaskRecord, app: String = "") {
+        self.app = app
         id = r.id; session = r.session; url = DownloadURL.printable(r.url); state = r.state
         kind = r.kind; method = r.effectiveMethod; uploadFile = r.uploadFile
         received = r.received; expected = r.expected; file = r.file; error = r.error; errorName = r.errorName
@@ -39,6 +42,7 @@ public struct TaskInfo: Sendable, Equatable {
         ]
         if let retryAt { d["retry-at"] = .int64(retryAt) }
         d["kind"] = .string(kind.rawValue)
+        d["app"] = .string(app)
         d["method"] = .string(method)
         if let uploadFile { d["upload-file"] = .string(uploadFile) }
         return d
@@ -89,6 +93,7 @@ public struct TaskInfo: Sendable, Equatable {
         kind = d["kind"]?.stringValue.flatMap(TaskRecord.Kind.init(rawValue:)) ?? .download
         method = d["method"]?.stringValue ?? "GET"
         uploadFile = d["upload-file"]?.stringValue
+        app = d["app"]?.stringValue ?? ""
         url = d["url"]?.stringValue ?? ""
         received = d["received"]?.int64Value ?? 0
         expected = d["expected"]?.int64Value.flatMap { $0 < 0 ? nil : $0 }

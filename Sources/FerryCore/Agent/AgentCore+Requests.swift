@@ -5,17 +5,19 @@ extension AgentCore {
     mutating func request(_ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
         switch r {
         case .openSession(let id, let options, let peer):
-            return try openSession(id, options, peer: peer, ledger)
+            return try openSession(id, options, peer: peer, app: nil, ledger)
+        case .sandboxed(let app, let inner):
+            return try sandboxedRequest(app, inner, ledger)
         case .createTasks(let session, let drafts):
             return .taskIDs(try create(session: session, drafts, ledger))
         case .createFromResumeData(let session, let data, let draft, let destinationGiven):
             return .taskIDs([try createFromResumeData(session: session, data, draft, destinationGiven: destinationGiven, ledger)])
         case .listTasks(let session, let after, let limit):
             let n = limit == 0 ? 1000 : min(limit, 10_000)
-            return .tasks(try ledger.tasks(session: session.isEmpty ? nil : session, afterID: after, limit: n).map(shown))
+            return .tasks(try ledger.tasks(sessions: session.isEmpty ? nil : [session], afterID: after, limit: n).map(shown))
         case .listSection(let session, let active, let offset, let limit):
             let n = limit == 0 ? 1000 : min(limit, 10_000)
-            return .tasks(try ledger.taskSection(session: session.isEmpty ? nil : session, active: active,
+            return .tasks(try ledger.taskSection(sessions: session.isEmpty ? nil : [session], active: active,
                                                  offset: offset, limit: n).map(shown))
         case .getTask(let id):
             return .task(try shownTask(id, ledger))
@@ -67,25 +69,27 @@ extension AgentCore {
             wake(.schedule)
             return .count(n)
         case .status:
-            return .status(counts: try ledger.countsByState(), running: attached.count, badge: badge)
+            return .status(counts: try ledger.countsByState(sessions: nil), running: attached.count, badge: badge)
         }
         return .none
     }
 
     // MARK: - Sessions
 
-    private mutating func openSession(_ identifier: String, _ options: SessionOptions, peer: String,
-                                      _ ledger: AgentLedger) throws -> AgentReply {
+    mutating func openSession(_ identifier: String, _ options: SessionOptions, peer: String, app: SandboxedApp?,
+                              _ ledger: AgentLedger) throws -> AgentReply {
         try Self.validateSessionIdentifier(identifier)
         let existing = try ledger.session(identifier)
         var config = options.applied(to: existing ?? SessionConfig())
         config.invalid = false   // a new life for an invalidated identifier
+        if existing == nil { config.app = app?.id ?? "" }   // the owner is whoever created it, for good
+        if let app { config.appHome = app.home }
         out.append(.store(.saveSession(identifier, config)))
         sessions[identifier] = config
         if queues[identifier] == nil { queues[identifier] = EventQueue() }
         if !peer.isEmpty { clients[identifier, default: []].insert(peer) }
         return .session(identifier: identifier, created: existing == nil, latestSeq: queues[identifier]?.lastSeq ?? 0,
-                        inbox: Self.inbox(stateDirectory: settings.stateDirectory, session: identifier))
+                        inbox: inbox(identifier, config))
     }
 
     public static func validateSessionIdentifier(_ id: String) throws {

@@ -61,7 +61,9 @@ extension AgentCore {
                 }
             case .finalize:
                 if finalizing.insert(id).inserted {
-                    let dir = settings.downloadDirectory ?? config(r.session).defaultDirectory
+                    // A sandboxed app's files stay where it can read them: its default or its inbox.
+                    let c = config(r.session)
+                    let dir = c.app.isEmpty ? settings.downloadDirectory ?? c.defaultDirectory : c.defaultDirectory ?? inbox(r.session, c)
                     out.append(.finalize(r, defaultDirectory: dir))
                 }
             case .scheduleRetry(let at):

@@ -254,6 +254,16 @@ public struct AgentCore: Sendable {
         stateDirectory + "/inbox/" + (FileNaming.sanitize(session) ?? "session")
     }
 
+    /// A sandboxed app's inbox is inside its own folder, where it can read what it is handed.
+    public static func inbox(appHome: String, session: String) -> String {
+        appHome + "/data/ferry/inbox/" + (FileNaming.sanitize(session) ?? "session")
+    }
+
+    func inbox(_ session: String, _ c: SessionConfig) -> String {
+        c.appHome.isEmpty ? Self.inbox(stateDirectory: settings.stateDirectory, session: session)
+            : Self.inbox(appHome: c.appHome, session: session)
+    }
+
     public static func quarantinePath(stateDirectory: String, task: Int64) -> String {
         "\(stateDirectory)/quarantine/\(task).part"
     }

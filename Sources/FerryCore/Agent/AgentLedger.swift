@@ -4,9 +4,10 @@
 public protocol AgentLedger {
     func task(_ id: Int64) throws -> TaskRecord?
     func session(_ identifier: String) throws -> SessionConfig?
-    func tasks(session: String?, afterID: Int64, limit: Int) throws -> [TaskRecord]
+    /// Tasks of these sessions (nil: all) with ids above `afterID`, ascending.
+    func tasks(sessions: [String]?, afterID: Int64, limit: Int) throws -> [TaskRecord]
     /// Active tasks (not ended) by ascending id, or ended ones by descending id, from `offset`.
-    func taskSection(session: String?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord]
+    func taskSection(sessions: [String]?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord]
     /// Queued tasks to start next, oldest first; `take` sorts each one (see `QueuePick`).
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord]
@@ -18,7 +19,7 @@ public protocol AgentLedger {
     func unfinishedTaskIDs(session: String) throws -> [Int64]
     /// Tasks in these states, of one session or all (nil), oldest first.
     func taskIDs(session: String?, states: Set<TaskState>) throws -> [Int64]
-    func countsByState() throws -> [String: Int]
+    func countsByState(sessions: [String]?) throws -> [String: Int]
     func finishedEvents(session: String) throws -> Int64
     /// Bytes of a task's partial download in staging (0 when there are none).
     func stagedBytes(_ id: Int64) -> Int64

@@ -27,6 +27,8 @@ public enum AgentRequest: Sendable {
     case pauseAll(session: String)
     case resumeAll(session: String)
     case status
+    /// A request from a sandboxed app: only its own sessions and tasks (see AgentCore+Access).
+    indirect case sandboxed(SandboxedApp, AgentRequest)
 }
 
 /// An app's answer to an authentication challenge.

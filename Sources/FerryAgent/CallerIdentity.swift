@@ -1,0 +1,91 @@
+import CGLib
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+
+/// Who is behind a bus connection, found the way xdg-desktop-portal does it: the bus tells the
+/// connection's process (GetConnectionCredentials, asked without blocking the loop); a process
+/// whose root holds `/.flatpak-info` is that Flatpak app, one whose AppArmor label is
+/// `snap.NAME.…` that Snap; anything else is the host. Arguments are never believed. Answers are
+/// kept per unique bus name until it leaves the bus (a name is never reused).
+final class CallerIdentity {
+    private var known: [String: Caller] = [:]
+    private var waiting: [String: [(Caller?) -> Void]] = [:]
+    private let userDirs: [String: String]
+
+    init() {
+        userDirs = [
+            "xdg-download": XDG.downloadDirectory, "xdg-documents": XDG.documentsDirectory,
+            "xdg-desktop": XDG.userDirectory(G_USER_DIRECTORY_DESKTOP, fallback: "Desktop"),
+            "xdg-music": XDG.userDirectory(G_USER_DIRECTORY_MUSIC, fallback: "Music"),
+            "xdg-pictures": XDG.userDirectory(G_USER_DIRECTORY_PICTURES, fallback: "Pictures"),
+            "xdg-videos": XDG.userDirectory(G_USER_DIRECTORY_VIDEOS, fallback: "Videos"),
+        ].mapValues(Self.resolved)
+    }
+
+    /// Calls `then` with the caller behind `sender` (nil: it could not be told, so nothing is allowed).
+    func identify(_ sender: String, on connection: OpaquePointer, then: @escaping (Caller?) -> Void) {
+        if let caller = known[sender] { then(caller); return }
+        guard waiting[sender] == nil else { waiting[sender]!.append(then); return }
+        waiting[sender] = [then]
+        let done: (Caller?) -> Void = { [self] caller in
+            if let caller { known[sender] = caller }
+            for f in waiting.removeValue(forKey: sender) ?? [] { f(caller) }
+        }
+        let reply: (OpaquePointer?, OpaquePointer?) -> Void = { [self] source, result in
+            var error: UnsafeMutablePointer<GError>?
+            guard let v = g_dbus_connection_call_finish(source, result, &error) else { g_clear_error(&error); done(nil); return }
+            defer { g_variant_unref(v) }
+            let creds = Value(v).tupleValue?.first?.dictValue ?? [:]
+            guard let pid = creds["ProcessID"]?.int64Value else { done(nil); return }
+            done(caller(pid: Int32(pid)))
+        }
+        g_dbus_connection_call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetConnectionCredentials", Value.tuple([.string(sender)]).makeGVariant(), nil,
+                               G_DBUS_CALL_FLAGS_NONE, 10_000, nil, { source, result, user in
+                                   Box<(OpaquePointer?, OpaquePointer?) -> Void>.take(user!)(OpaquePointer(source), result)
+                               }, Box.retained(reply))
+    }
+
+    func forget(_ sender: String) { known[sender] = nil }
+
+    /// The process's own view of `/` decides. Its /proc folder is opened first, so every read
+    /// below is about that process even if its pid is reused meanwhile (the reads then fail).
+    private func caller(pid: Int32) -> Caller? {
+        let proc = open("/proc/\(pid)", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard proc >= 0 else { return nil }
+        defer { close(proc) }
+        if let info = Self.read(at: proc, "root/.flatpak-info") {
+            return SandboxedApp.flatpak(info: info, userHome: Self.resolved(XDG.home), userDirs: userDirs).map(Caller.sandboxed)
+        }
+        // No /.flatpak-info: the root must still be readable, or we cannot tell (fail closed).
+        let root = openat(proc, "root/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { return nil }
+        close(root)
+        if let label = Self.read(at: proc, "attr/current"), let snap = SandboxedApp.snap(label: label, userHome: Self.resolved(XDG.home)) {
+            return .sandboxed(snap)
+        }
+        return .host
+    }
+
+    private static func read(at dir: Int32, _ path: String) -> String? {
+        let fd = openat(dir, path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A folder with its symlinks resolved (as the paths it is compared with are).
+    static func resolved(_ path: String) -> String {
+        guard let p = realpath(path, nil) else { return path }
+        defer { free(p) }
+        return String(cString: p)
+    }
+}

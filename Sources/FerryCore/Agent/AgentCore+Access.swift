@@ -1,0 +1,74 @@
+/// What a sandboxed app may ask: everything, but only about the sessions it opened and their
+/// tasks. Another app's (or the host's) session is refused by name (AccessDenied); another's task
+/// does not exist for it (NoSuchTask: its existence is not revealed); listings and counts with no
+/// session cover its own sessions only. It cannot reset the user's badge, nor set a command for
+/// the agent to run. (Paths are checked by the bus layer, which can resolve them on disk.)
+extension AgentCore {
+    mutating func sandboxedRequest(_ app: SandboxedApp, _ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
+        func own(_ session: String) throws {
+            guard let owner = try sessions[session]?.app ?? ledger.session(session)?.app else { return }   // NoSuchSession follows
+            guard owner == app.id else {
+                throw FerryError(.accessDenied, "session '\(session)' belongs to another app; \(app.id) can use only the sessions it opened")
+            }
+        }
+        func visible(_ id: Int64) throws {
+            let session = try machines[id]?.record.session ?? ledger.task(id)?.session
+            guard let session, try (sessions[session]?.app ?? ledger.session(session)?.app) == app.id else {
+                throw FerryError(.noSuchTask, "no task \(id)")
+            }
+        }
+        let mine = sessions.filter { $0.value.app == app.id }.keys.sorted()
+        func each(_ session: String, _ body: (String) throws -> AgentReply) throws -> AgentReply {
+            if !session.isEmpty { try own(session); return try body(session) }
+            var total = 0
+            for s in mine { if case .count(let n) = try body(s) { total += n } }
+            return .count(total)
+        }
+
+        switch r {
+        case .openSession(let id, let options, let peer):
+            if options.launchCommand != nil {
+                throw FerryError(.accessDenied, "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
+            }
+            try own(id)
+            return try openSession(id, options, peer: peer, app: app, ledger)
+        case .createTasks(let session, _), .createFromResumeData(let session, _, _, _),
+             .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
+             .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
+            try own(session)
+            return try request(r, ledger)
+        case .listTasks(let session, let after, let limit):
+            if !session.isEmpty { try own(session) }
+            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            return .tasks(try ledger.tasks(sessions: session.isEmpty ? mine : [session], afterID: after, limit: n).map(shown))
+        case .listSection(let session, let active, let offset, let limit):
+            if !session.isEmpty { try own(session) }
+            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            return .tasks(try ledger.taskSection(sessions: session.isEmpty ? mine : [session], active: active,
+                                                 offset: offset, limit: n).map(shown))
+        case .getTask(let id), .pause(let id), .resume(let id), .cancel(let id), .cancelProducingResumeData(let id),
+             .answerChallenge(let id, _):
+            try visible(id)
+            return try request(r, ledger)
+        case .removeTasks(let ids):
+            for id in ids { try visible(id) }
+            return try request(r, ledger)
+        case .clearFinished(let session):
+            return try each(session) { try request(.clearFinished(session: $0), ledger) }
+        case .pauseAll(let session):
+            return try each(session) { try request(.pauseAll(session: $0), ledger) }
+        case .resumeAll(let session):
+            return try each(session) { try request(.resumeAll(session: $0), ledger) }
+        case .status:
+            let counts = try ledger.countsByState(sessions: mine)
+            return .status(counts: counts, running: counts[TaskState.running.rawValue] ?? 0, badge: 0)
+        case .resetBadge:
+            throw FerryError(.accessDenied, "the badge is the user's: a sandboxed app cannot reset it")
+        case .sandboxed:
+            throw FerryError(.accessDenied, "nested sandbox request")
+        }
+    }
+
+    /// The sandboxed app a session belongs to (empty: the host's).
+    public func app(ofSession session: String) -> String { sessions[session]?.app ?? "" }
+}

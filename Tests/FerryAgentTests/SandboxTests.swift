@@ -1,0 +1,104 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// A fake Flatpak app built with bubblewrap: a tmpfs root with /usr and /etc, the private bus's
+/// socket, the app's ~/.var/app/ID and a /.flatpak-info naming it. Inside, `gdbus` calls the
+/// agent; the agent must tell the app apart from the host exactly as it would a real Flatpak.
+struct FakeFlatpak {
+    let h: Harness
+    let id: String
+    let info: String
+    var home: String { h.root + "/home/.var/app/" + id }
+
+    init(_ h: Harness, id: String, filesystems: [String] = []) throws {
+        self.h = h
+        self.id = id
+        info = h.root + "/\(id).flatpak-info"
+        try FileManager.default.createDirectory(atPath: h.root + "/home/.var/app/" + id, withIntermediateDirectories: true)
+        try "[Application]\nname=\(id)\n\n[Context]\nfilesystems=\(filesystems.map { $0 + ";" }.joined())\n"
+            .write(toFile: info, atomically: true, encoding: .utf8)
+    }
+
+    /// gdbus call METHOD ARGS… from inside the sandbox.
+    func call(_ method: String, _ args: String...) throws -> Harness.Result {
+        let socket = String(h.busAddress.dropFirst("unix:path=".count).prefix { $0 != "," })
+        let sandbox = ["--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
+                       "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--ro-bind", "/etc", "/etc",
+                       "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", socket, socket,
+                       "--bind", home, home, "--ro-bind", info, "/.flatpak-info", "--"]
+        return try h.run("/usr/bin/bwrap", sandbox + ["/usr/bin/gdbus", "call", "--session", "--dest", BusNames.agent,
+                                                      "--object-path", BusNames.path, "--method", BusNames.interface + "." + method] + args)
+    }
+}
+
+@Suite(.serialized) struct SandboxTests {
+    static let appID = "dev.ferry.test.Sandboxed"
+
+    /// The id in gdbus's "(uint64 7,)".
+    static func taskID(_ reply: String) -> Int64? {
+        reply.split(separator: " ").last.flatMap { Int64($0.filter(\.isNumber)) }
+    }
+
+    func refused(_ r: Harness.Result, _ error: String, _ mentioning: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error." + error) && (mentioning.isEmpty || r.stderr.contains(mentioning)),
+                "\(r.stdout) \(r.stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    func aSandboxedAppSeesAndControlsOnlyItsOwnTasksAndFolders() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent(["--stall-timeout", "60"])
+        try h.makeFile("a.bin", size: 4_000)
+        try h.makeFile("held.bin", size: 100_000)
+        let downloads = h.root + "/home/Downloads"
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+        let hostTask = try #require(Int64(try h.ferry("download", h.faultURL("held.bin", "hold=1000")).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let app = try FakeFlatpak(h, id: Self.appID)
+
+        // The host's tasks and session do not exist for it; the user's badge is not its to reset.
+        for method in ["GetTask", "Pause", "Cancel"] { refused(try app.call(method, "\(hostTask)"), "NoSuchTask") }
+        #expect(try app.call("ListTasks", "", "0", "0").stdout.contains("@aa{sv} []"))
+        refused(try app.call("OpenSession", BusNames.cliSession, "{}"), "AccessDenied", BusNames.cliSession)
+        refused(try app.call("ResetBadge"), "AccessDenied")
+        let status = try app.call("GetStatus").stdout
+        #expect(status.contains("'store': <''>") && status.contains("'queued': <uint32 0>") && status.contains("'running': <uint32 0>"), "\(status)")
+        #expect(try h.show(hostTask)["state"] as? String == "running")
+
+        // Its own session and a download into its own folder; the host sees whose it is.
+        let session = Self.appID + ".bg"
+        let opened = try app.call("OpenSession", session, "{'keep-events': <false>}")
+        #expect(opened.stdout.contains("'inbox': <'\(app.home)/data/ferry/inbox/"), "\(opened.stdout) \(opened.stderr)")
+        try FileManager.default.createDirectory(atPath: app.home + "/dl", withIntermediateDirectories: true)
+        let created = try app.call("CreateDownload", session, h.faultURL("a.bin"), "{'directory': <'\(app.home)/dl'>}")
+        let id = try #require(Self.taskID(created.stdout), "\(created.stdout) \(created.stderr)")
+        try h.eventually("the app's download") { try h.show(id)["state"] as? String == "completed" }
+        #expect(FileManager.default.fileExists(atPath: app.home + "/dl/a.bin"))
+        #expect(try AgentProxy(h.client()).task(id).app == Self.appID)
+        #expect(try AgentProxy(h.client()).task(hostTask).app == "")
+        #expect(try app.call("GetTask", "\(id)").stdout.contains("'state': <'completed'>"))
+
+        // Nothing outside the sandbox: no command to run, no host folder, no host file.
+        let marker = h.root + "/ran"
+        refused(try app.call("OpenSession", Self.appID + ".x", "{'launch-command': <['/usr/bin/touch', '\(marker)']>}"),
+                "AccessDenied", "launch-command")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+        refused(try app.call("CreateDownload", session, h.faultURL("a.bin"), "{'directory': <'\(h.downloads)'>}"), "AccessDenied", h.downloads)
+        refused(try app.call("CreateDownload", session, h.faultURL("a.bin"), "{'directory': <'\(downloads)'>}"), "AccessDenied", downloads)
+        refused(try app.call("CreateUpload", session, h.faultURL("up"), "/etc/passwd", "{}"), "AccessDenied", "/etc/passwd")
+
+        // Another app cannot see the first one's; a granted xdg-download is honoured.
+        let other = try FakeFlatpak(h, id: "dev.ferry.test.Other", filesystems: ["xdg-download"])
+        refused(try other.call("GetTask", "\(id)"), "NoSuchTask")
+        refused(try other.call("GetSession", session), "AccessDenied", session)
+        #expect(try other.call("OpenSession", "dev.ferry.test.Other.bg", "{'keep-events': <false>}").status == 0)
+        let granted = try other.call("CreateDownload", "dev.ferry.test.Other.bg", h.faultURL("a.bin"), "{'directory': <'\(downloads)'>}")
+        let grantedID = try #require(Self.taskID(granted.stdout), "\(granted.stdout) \(granted.stderr)")
+        try h.eventually("the granted download") { try h.show(grantedID)["state"] as? String == "completed" }
+        #expect(FileManager.default.fileExists(atPath: downloads + "/a.bin"))
+    }
+}
