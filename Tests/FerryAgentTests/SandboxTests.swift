@@ -24,13 +24,18 @@ struct FakeFlatpak {
 
     /// gdbus call METHOD ARGS… from inside the sandbox.
     func call(_ method: String, _ args: String...) throws -> Harness.Result {
+        try run(["/usr/bin/gdbus", "call", "--session", "--dest", BusNames.agent, "--object-path", BusNames.path,
+                 "--method", BusNames.interface + "." + method] + args)
+    }
+
+    /// Any command inside the sandbox.
+    func run(_ command: [String]) throws -> Harness.Result {
         let socket = String(h.busAddress.dropFirst("unix:path=".count).prefix { $0 != "," })
         let sandbox = ["--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
                        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--ro-bind", "/etc", "/etc",
                        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", socket, socket,
                        "--bind", home, home, "--ro-bind", info, "/.flatpak-info", "--"]
-        return try h.run("/usr/bin/bwrap", sandbox + ["/usr/bin/gdbus", "call", "--session", "--dest", BusNames.agent,
-                                                      "--object-path", BusNames.path, "--method", BusNames.interface + "." + method] + args)
+        return try h.run("/usr/bin/bwrap", sandbox + command)
     }
 }
 
@@ -100,5 +105,26 @@ struct FakeFlatpak {
         let grantedID = try #require(Self.taskID(granted.stdout), "\(granted.stdout) \(granted.stderr)")
         try h.eventually("the granted download") { try h.show(grantedID)["state"] as? String == "completed" }
         #expect(FileManager.default.fileExists(atPath: downloads + "/a.bin"))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    func aFinishedFileIsHandedOverWhereTheSandboxCanReadIt() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("episode.mp3", size: 6_000)
+        let app = try FakeFlatpak(h, id: Self.appID)
+        let session = Self.appID + ".background"
+        let opened = try app.call("OpenSession", session, "{}")   // keeps events, as the library's sessions do
+        #expect(opened.stdout.contains("'inbox': <'\(app.home)/data/ferry/inbox/"), "\(opened.stdout) \(opened.stderr)")
+        let id = try #require(Self.taskID(try app.call("CreateDownload", session, h.faultURL("episode.mp3"), "{}").stdout))
+        try h.eventually("finished") { try h.show(id)["state"] as? String == "completed" }
+        let file = try #require(try AgentProxy(h.client()).task(id).file)
+        #expect(file.hasPrefix(app.home + "/"), "\(file)")
+        // From inside: the app reads exactly the bytes; the finished event names the same file.
+        let inside = try app.run(["/usr/bin/sha256sum", file])
+        let expected = try h.run("/usr/bin/sha256sum", [h.www + "/episode.mp3"]).stdout.prefix(64)
+        #expect(inside.status == 0 && inside.stdout.prefix(64) == expected, "\(inside.stderr)")
+        #expect(try app.call("FetchEvents", session, "0", "0").stdout.contains("'file': <'\(file)'>"))
     }
 }
