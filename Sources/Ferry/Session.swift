@@ -92,7 +92,8 @@ public final class FerrySession: @unchecked Sendable {
 
     static func options(_ c: FerrySessionConfiguration) -> SessionOptions {
         var o = SessionOptions()
-        o.launchCommand = c.launchCommand
+        o.launchCommand = Sandbox.isSandboxed ? nil : c.launchCommand   // refused there: it would run outside
+        o.relaunch = c.sessionSendsLaunchEvents
         o.discretionary = c.isDiscretionary
         o.allowMetered = c.allowsMeteredNetworkAccess
         o.perHostLimit = c.httpMaximumConnectionsPerHost
@@ -135,8 +136,18 @@ public final class FerrySession: @unchecked Sendable {
 
     /// An upload of `file` as the request body, created suspended: call `resume()`.
     public func uploadTask(with request: FerryRequest, fromFile file: URL, description: String = "") throws -> FerryUploadTask {
-        let id = try agent.createUpload(session: configuration.identifier, url: request.url.absoluteString, file: file.path,
-                                        taskOptions(request, description: description))
+        let options = taskOptions(request, description: description), url = request.url.absoluteString
+        let id: Int64
+        if configuration.uploadsByDescriptor {
+            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw FerryError(.invalidArgument, "cannot upload \(file.path): \(String(cString: strerror(errno)))")
+            }
+            defer { close(fd) }
+            id = try agent.createUpload(session: configuration.identifier, url: url, fd: fd, options)
+        } else {
+            id = try agent.createUpload(session: configuration.identifier, url: url, file: file.path, options)
+        }
         return register(FerryUploadTask(id: UInt64(id), request: request, description: description,
                                         state: .suspended, session: self))
     }

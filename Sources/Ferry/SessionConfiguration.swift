@@ -9,6 +9,14 @@ public struct FerrySessionConfiguration: Sendable, Equatable {
     /// not running (iOS: sessionSendsLaunchEvents). An argv, or one desktop entry id ending
     /// in ".desktop". Empty: never relaunch; events wait until the app comes back by itself.
     public var launchCommand: [String] = []
+    /// Let the agent start the app when events wait for it (iOS: sessionSendsLaunchEvents). A
+    /// host app also needs `launchCommand`; a sandboxed (Flatpak, Snap) app is started as
+    /// itself, by D-Bus activation or `flatpak run`, and its `launchCommand` is not sent.
+    public var sessionSendsLaunchEvents = true
+    /// Hand files for upload to the agent as open descriptors (the agent keeps a copy until the
+    /// upload ends) instead of by path. Needed inside a sandbox, where the agent accepts no
+    /// host paths; the default there. Outside, a path is cheaper (no copy).
+    public var uploadsByDescriptor = Sandbox.isSandboxed
     /// Wait for a cheap moment (iOS: isDiscretionary).
     public var isDiscretionary = false
     /// May transfer on metered networks (iOS: allowsExpensiveNetworkAccess).

@@ -231,7 +231,7 @@ public final class Agent {
             CrashPoint.reached(.eventEmitted)
         case .popup(let outcome): notifier.post(outcome)
         case .launcherChanged: onLauncherChanged()
-        case .launch(let session, let command): launch(session, command)
+        case .launch(let session, let target): launch(session, target)
         case .log(let level, let message):
             switch level {
             case .debug: log.debug("\(message)")
@@ -240,6 +240,14 @@ public final class Agent {
             case .error: log.error("\(message)")
             }
         case .reply, .store, .wake: break
+        }
+    }
+
+    /// Runs file work (copying, syncing) off the loop; `then` gets its result back on the loop.
+    func onFileWorker<T>(_ work: @escaping () -> T, then: @escaping (T) -> Void) {
+        fileWorker.async {
+            let result = work()
+            MainLoop.idle { then(result) }
         }
     }
 
@@ -264,14 +272,13 @@ public final class Agent {
         }
     }
 
-    private func launch(_ session: String, _ command: [String]) {
-        do {
-            let pid = try Launcher.launch(command, session: session, log: log) { [weak self] status in
-                self?.feed(.appExited(session: session, status: status))
+    private func launch(_ session: String, _ target: LaunchTarget) {
+        Launcher.launch(target, session: session, log: log) { [weak self] report in
+            switch report {
+            case .started(let pid): self?.feed(.appLaunched(session: session, pid: pid))
+            case .failed(let message): self?.feed(.appLaunchFailed(session: session, message: message))
+            case .exited(let status): self?.feed(.appExited(session: session, status: status))
             }
-            feed(.appLaunched(session: session, pid: pid))
-        } catch {
-            feed(.appLaunchFailed(session: session, message: "\(error)"))
         }
     }
 

@@ -22,7 +22,7 @@ enum AppSpawner {
     /// Asks systemd (asynchronously; nothing waits) to put `pid` in a scope of its own.
     /// Without a systemd user manager on the bus the call fails quietly: setsid is all there is.
     static func moveToOwnScope(pid: GPid, name: String, log: Logger) {
-        guard pid > 0, let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return }
+        guard pid > 0, let bus = sessionBus else { return }
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
         let unit = "app-ferry-\(unitNamePart(name))-\(pid).scope"
         let text = "('\(unit)', 'fail', [('PIDs', <[uint32 \(pid)]>), ('CollectMode', <'inactive-or-failed'>)], @a(sa(sv)) [])"
@@ -36,6 +36,9 @@ enum AppSpawner {
         }, nil)
         log.debug("asked systemd for \(unit)")
     }
+
+    /// The agent's own connection (GIO caches it); the caller unrefs it.
+    static var sessionBus: OpaquePointer? { g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) }
 
     /// "/usr/bin/xdg-open" → "xdg_open": ASCII letters, digits and _ only (no unit-name escaping needed).
     static func unitNamePart(_ path: String) -> String {

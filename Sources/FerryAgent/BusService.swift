@@ -118,14 +118,21 @@ public final class BusService {
     }
 
     private func answer(_ name: String, _ args: [Value], sender: String, caller: Caller, _ invocation: OpaquePointer?) {
-        let me = self
+        if name == AgentMethod.createUploadFromFd.rawValue {
+            uploadFromDescriptor(args, caller: caller, invocation)   // answers once the copy is made
+            return
+        }
+        reply(invocation, name) { try dispatch(name, args, sender: sender, caller: caller) }
+    }
+
+    /// Sends `body`'s values, or its error as the D-Bus error it names.
+    func reply(_ invocation: OpaquePointer?, _ name: String, _ body: () throws -> [Value]) {
         do {
-            let reply = try me.dispatch(name, args, sender: sender, caller: caller)
-            g_dbus_method_invocation_return_value(invocation, Value.tuple(reply).makeGVariant())
+            g_dbus_method_invocation_return_value(invocation, Value.tuple(try body()).makeGVariant())
         } catch let e as FerryError {
             g_dbus_method_invocation_return_dbus_error(invocation, e.dbusName, e.message)
         } catch {
-            me.log.error("\(name) failed: \(error)")
+            log.error("\(name) failed: \(error)")
             g_dbus_method_invocation_return_dbus_error(invocation, FerryError(.failed, "").dbusName, "internal error: \(error)")
         }
     }
@@ -151,6 +158,8 @@ public final class BusService {
             guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
             request = .openSession(s(0), options, peer: sender)
         case .createUpload: request = .createTasks(session: s(0), [try RequestDecoder.upload(url: s(1), file: s(2), d(3))])
+        case .createUploadFromFd:
+            throw FerryError(.invalidArgument, "CreateUploadFromFd needs its descriptor (BusService.uploadFromDescriptor)")
         case .answerChallenge: request = .answerChallenge(t(0), try ChallengeReply(bus: d(1)))
         case .finishedHandlingEvents: request = .finishedHandlingEvents(s(0))
         case .invalidateSession: request = .invalidateSession(s(0), cancelTasks: a[1].boolValue ?? false)
@@ -196,7 +205,7 @@ public final class BusService {
     }
 
     /// A reply as the interface XML says it goes out.
-    private func encode(_ reply: AgentReply, method: AgentMethod, caller: Caller) -> [Value] {
+    func encode(_ reply: AgentReply, method: AgentMethod, caller: Caller) -> [Value] {
         func info(_ r: TaskRecord) -> TaskInfo { TaskInfo(r, app: agent.app(ofSession: r.session)) }
         switch reply {
         case .none: return []

@@ -72,10 +72,7 @@ enum RequestDecoder {
     }
 
     static func upload(url: String, file: String, _ options: [String: Value]) throws -> TaskRecord {
-        let host = try DownloadURL.validate(url)
-        var r = TaskRecord(session: "", url: url, host: host)
-        r.kind = .upload
-        let o = try TaskOptions(bus: options, allowed: TaskOptions.uploadKeys, upload: true)
+        var r = try upload(url: url, options)
         guard file.hasPrefix("/") else { throw FerryError(.invalidArgument, "the file to upload must be an absolute path: \(file)") }
         var st = stat()
         guard stat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, access(file, R_OK) == 0 else {
@@ -83,6 +80,15 @@ enum RequestDecoder {
         }
         r.uploadFile = file
         r.expected = Int64(st.st_size)
+        return r
+    }
+
+    /// An upload whose file is still to be given (a path, or the copy of a descriptor).
+    static func upload(url: String, _ options: [String: Value]) throws -> TaskRecord {
+        let host = try DownloadURL.validate(url)
+        var r = TaskRecord(session: "", url: url, host: host)
+        r.kind = .upload
+        let o = try TaskOptions(bus: options, allowed: TaskOptions.uploadKeys, upload: true)
         try common(&r, o)
         return r
     }

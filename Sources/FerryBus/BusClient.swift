@@ -49,18 +49,29 @@ public final class BusClient: @unchecked Sendable {
     public func close() { g_dbus_connection_close_sync(connection, nil, nil) }
 
     /// Calls a method of dev.ferry.Agent1; D-Bus errors come back as FerryError.
-    public func call(_ method: String, _ args: [Value] = [], autoStart: Bool = true) throws -> [Value] {
+    /// `fds`: descriptors sent along (the `.handle` indices in `args` point into them).
+    public func call(_ method: String, _ args: [Value] = [], fds: [Int32] = [], autoStart: Bool = true) throws -> [Value] {
         try callRaw(destination: BusNames.agent, path: BusNames.path, interface: BusNames.interface,
-                    method: method, args: args, autoStart: autoStart)
+                    method: method, args: args, fds: fds, autoStart: autoStart)
     }
 
     public func callRaw(destination: String, path: String, interface: String, method: String,
-                        args: [Value], autoStart: Bool = true) throws -> [Value] {
+                        args: [Value], fds: [Int32] = [], autoStart: Bool = true) throws -> [Value] {
         var error: UnsafeMutablePointer<GError>?
         let params = Value.tuple(args).makeGVariant()
         let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
-        guard let reply = g_dbus_connection_call_sync(connection, destination, path, interface, method,
-                                                      params, nil, flags, timeoutMilliseconds, nil, &error) else {
+        var fdList: UnsafeMutablePointer<GUnixFDList>?
+        if !fds.isEmpty {
+            fdList = g_unix_fd_list_new()
+            for fd in fds where g_unix_fd_list_append(fdList, fd, &error) < 0 {   // appends a duplicate
+                g_object_unref(UnsafeMutableRawPointer(fdList))
+                throw Self.convert(error)
+            }
+        }
+        defer { if let fdList { g_object_unref(UnsafeMutableRawPointer(fdList)) } }
+        guard let reply = g_dbus_connection_call_with_unix_fd_list_sync(connection, destination, path, interface, method,
+                                                                        params, nil, flags, timeoutMilliseconds, fdList,
+                                                                        nil, nil, &error) else {
             throw Self.convert(error)
         }
         defer { g_variant_unref(reply) }

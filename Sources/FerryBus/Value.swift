@@ -19,6 +19,8 @@ public indirect enum Value: Sendable, Equatable {
     /// Any other homogeneous array; `elementType` is its GVariant element type.
     case array([Value], elementType: String)
     case tuple([Value])
+    /// h: the index of a file descriptor in the message's descriptor list.
+    case handle(Int32)
 
     public var typeString: String {
         switch self {
@@ -35,6 +37,7 @@ public indirect enum Value: Sendable, Equatable {
         case .stringDict: return "a{ss}"
         case .array(_, let t): return "a" + t
         case .tuple(let items): return "(" + items.map(\.typeString).joined() + ")"
+        case .handle: return "h"
         }
     }
 
@@ -48,6 +51,7 @@ public indirect enum Value: Sendable, Equatable {
         case .int64(let v): return g_variant_new_int64(gint64(v))
         case .uint64(let v): return g_variant_new_uint64(guint64(v))
         case .double(let v): return g_variant_new_double(v)
+        case .handle(let v): return g_variant_new_handle(v)
         case .bytes(let b):
             return "y".withCString { y in b.withUnsafeBytes { g_variant_new_fixed_array(ferry_variant_type(y), $0.baseAddress, gsize(b.count), 1) } }
         case .strings(let list):
@@ -101,6 +105,7 @@ public indirect enum Value: Sendable, Equatable {
         case "q": self = .uint32(UInt32(g_variant_get_uint16(v)))
         case "y": self = .uint32(UInt32(g_variant_get_byte(v)))
         case "d": self = .double(g_variant_get_double(v))
+        case "h": self = .handle(g_variant_get_handle(v))
         case "v":
             let inner = g_variant_get_variant(v)!
             defer { g_variant_unref(inner) }

@@ -5,6 +5,9 @@ public struct SessionConfig: Codable, Sendable, Equatable {
     /// The app's command line, started with FERRY_BACKGROUND_SESSION set when events wait and
     /// no client is connected. One element ending in ".desktop" names a desktop entry instead.
     public var launchCommand: [String] = []
+    /// Start the app for waiting events at all (a host app also needs a launch command; a
+    /// sandboxed app is started as itself).
+    public var relaunch: Bool = true
     public var discretionary: Bool = false
     public var allowMetered: Bool = true
     public var perHostLimit: Int = 0
@@ -22,6 +25,8 @@ public struct SessionConfig: Codable, Sendable, Equatable {
     public var app: String = ""
     /// That app's own folder on the host (`~/.var/app/ID`): its inbox and default destination.
     public var appHome: String = ""
+    /// flatpak or snap (SandboxedApp.Kind); empty for the host.
+    public var appKind: String = ""
     public init() {}
 
     // Stored as JSON: a key missing from an older agent's row takes its default.
@@ -30,6 +35,7 @@ public struct SessionConfig: Codable, Sendable, Equatable {
         let d = SessionConfig()
         keepEvents = try c.decodeIfPresent(Bool.self, forKey: .keepEvents) ?? d.keepEvents
         launchCommand = try c.decodeIfPresent([String].self, forKey: .launchCommand) ?? d.launchCommand
+        relaunch = try c.decodeIfPresent(Bool.self, forKey: .relaunch) ?? d.relaunch
         discretionary = try c.decodeIfPresent(Bool.self, forKey: .discretionary) ?? d.discretionary
         allowMetered = try c.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? d.allowMetered
         perHostLimit = try c.decodeIfPresent(Int.self, forKey: .perHostLimit) ?? d.perHostLimit
@@ -41,5 +47,6 @@ public struct SessionConfig: Codable, Sendable, Equatable {
         invalid = try c.decodeIfPresent(Bool.self, forKey: .invalid) ?? d.invalid
         app = try c.decodeIfPresent(String.self, forKey: .app) ?? d.app
         appHome = try c.decodeIfPresent(String.self, forKey: .appHome) ?? d.appHome
+        appKind = try c.decodeIfPresent(String.self, forKey: .appKind) ?? d.appKind
     }
 }

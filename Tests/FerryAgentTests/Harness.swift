@@ -115,7 +115,7 @@ final class Harness: @unchecked Sendable {
         guard let p = mkdtemp(&template) else { throw FerryError(.failed, "mkdtemp") }
         root = String(cString: p)
         www = root + "/www"; downloads = root + "/downloads"; state = root + "/state"
-        for d in [www, downloads, root + "/home", root + "/nginx/logs"] {
+        for d in [www, downloads, root + "/home", root + "/nginx/logs", root + "/services"] {
             try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         }
         try startBus()
@@ -165,6 +165,7 @@ final class Harness: @unchecked Sendable {
         <busconfig>
           <type>session</type>
           <listen>unix:dir=\(root)</listen>
+          <servicedir>\(root)/services</servicedir>
           <policy context="default">
             <allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>
           </policy>

@@ -301,6 +301,32 @@ extension Array where Element == Recorder.Call {
         session.disconnect()
     }
 
+    @Test func anUploadHandedOverAsADescriptorIsTheAgentsCopyUntilItEnds() throws {
+        let h = try setUp()
+        var c = config(h)
+        c.uploadsByDescriptor = true   // what a sandboxed app does by default
+        let original = h.root + "/home/draft.bin"
+        try Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: original))
+        let payload = try Data(contentsOf: URL(fileURLWithPath: original))
+        let rec = Recorder()
+        let session = try FerrySession(configuration: c, delegate: rec)
+        let task = try session.uploadTask(with: FerryRequest(url: URL(string: h.faultURL("upload/d.bin"))!),
+                                          fromFile: URL(fileURLWithPath: original))
+        // The agent holds its own synced copy: the app's file may go at once.
+        let copy = try #require(try AgentProxy(h.client()).task(Int64(task.taskIdentifier)).uploadFile)
+        #expect(copy.hasPrefix(h.state + "/uploads/") && copy != original, "\(copy)")
+        var st = stat()
+        #expect(stat(copy, &st) == 0 && st.st_mode & 0o777 == 0o600 && st.st_size == 150_000)
+        try FileManager.default.removeItem(atPath: original)
+        task.resume()
+        let id = task.taskIdentifier
+        let calls = try rec.wait("upload done") { $0.completed(id) != nil }
+        #expect(calls.completed(id) == .completed(id, error: nil, hasResumeData: false))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/d.bin")) == payload)
+        try h.eventually("the copy to go") { !FileManager.default.fileExists(atPath: copy) }
+        session.disconnect()
+    }
+
     @Test func invalidateAndCancelEndsTheSession() throws {
         let h = try setUp()
         try h.makeFile("slow.bin", size: 100_000)

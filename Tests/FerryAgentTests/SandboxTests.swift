@@ -127,4 +127,85 @@ struct FakeFlatpak {
         #expect(inside.status == 0 && inside.stdout.prefix(64) == expected, "\(inside.stderr)")
         #expect(try app.call("FetchEvents", session, "0", "0").stdout.contains("'file': <'\(file)'>"))
     }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    func aSandboxedAppUploadsByHandingOverADescriptor() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: Self.appID)
+        let session = Self.appID + ".up"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let photo = app.home + "/photo.jpg"
+        try Data((0..<90_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).write(to: URL(fileURLWithPath: photo))
+        // gdbus cannot send descriptors: python-dbus inside the sandbox opens the file and sends it.
+        let script = """
+            import dbus, os, sys
+            agent = dbus.Interface(dbus.SessionBus().get_object("dev.ferry.Agent1", "/dev/ferry/Agent1"), "dev.ferry.Agent1")
+            fd = os.pipe()[0] if sys.argv[3] == "pipe" else os.open(sys.argv[3], os.O_RDONLY)
+            print(agent.CreateUploadFromFd(sys.argv[1], sys.argv[2], dbus.types.UnixFd(fd), {}))
+            """
+        let sent = try app.run(["/usr/bin/python3", "-c", script, session, h.faultURL("upload/photo.jpg"), photo])
+        let id = try #require(Int64(sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(sent.stdout) \(sent.stderr)")
+        try h.eventually("the upload") { try h.show(id)["state"] as? String == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/photo.jpg")) == Data(contentsOf: URL(fileURLWithPath: photo)))
+        let pipe = try app.run(["/usr/bin/python3", "-c", script, session, h.faultURL("upload/p"), "pipe"])
+        #expect(pipe.status != 0 && pipe.stderr.contains("dev.ferry.Error.InvalidArgument") && pipe.stderr.contains("not a regular file"), "\(pipe.stderr)")
+        // The host's session takes no descriptor from it either.
+        _ = try AgentProxy(h.client()).perform(AgentCalls.openUserSession)
+        let other = try app.run(["/usr/bin/python3", "-c", script, BusNames.cliSession, h.faultURL("upload/p"), photo])
+        #expect(other.status != 0 && other.stderr.contains("dev.ferry.Error.AccessDenied"), "\(other.stderr)")
+    }
+
+    /// The app leaves with its events unread: the agent must start it as itself.
+    func appLeavesWithEventsUnread(_ h: Harness, _ app: FakeFlatpak, session: String) throws {
+        try h.makeFile("news.bin", size: 3_000)
+        #expect(try app.call("OpenSession", session, "{}").status == 0)   // gdbus leaves the bus right after
+        let id = try #require(Self.taskID(try app.call("CreateDownload", session, h.faultURL("news.bin"), "{}").stdout))
+        try h.eventually("the download") { try h.show(id)["state"] as? String == "completed" }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    func aDBusActivatableAppIsRelaunchedByActivatingItsAction() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        // Its exported desktop entry says DBusActivatable; the bus can start it by its id.
+        let applications = h.root + "/home/.local/share/applications"
+        try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Sandboxed\nExec=/bin/false\nDBusActivatable=true\n"
+            .write(toFile: applications + "/\(Self.appID).desktop", atomically: true, encoding: .utf8)
+        let record = h.root + "/activated.json"
+        try "[D-BUS Service]\nName=\(Self.appID)\nExec=/usr/bin/python3 \(Harness.packageRoot)/Tests/Support/activation-recorder.py \(Self.appID) \(record)\n"
+            .write(toFile: h.root + "/services/\(Self.appID).service", atomically: true, encoding: .utf8)
+
+        let session = Self.appID + ".background"
+        try appLeavesWithEventsUnread(h, try FakeFlatpak(h, id: Self.appID), session: session)
+        try h.eventually("the activation") { FileManager.default.fileExists(atPath: record) }
+        let call = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: record)).split(separator: 10)[0])
+        let expected: NSDictionary = ["method": "ActivateAction", "args": ["ferry-background-events", [session], [String: String]()]]
+        #expect((call as? NSDictionary) == expected, "\(call)")
+        // It answered and left the bus without handling the events: counted, and retried later.
+        try h.eventually("the exit to be counted") {
+            (try AgentProxy(h.client()).getSession(session).relaunch).contains("exited 1 time(s)")
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    func anAppWithoutActivationIsRelaunchedWithFlatpakRun() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        // No flatpak on this machine (and no runtime to run an app in): a stand-in records its arguments.
+        let bin = h.root + "/bin", record = h.root + "/flatpak-run.txt"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\nprintf '%s\\n' \"$@\" > \(record).tmp && mv \(record).tmp \(record)\n"
+            .write(toFile: bin + "/flatpak", atomically: true, encoding: .utf8)
+        chmod(bin + "/flatpak", 0o755)
+        try h.startAgent(environment: ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")])
+
+        let session = Self.appID + ".background"
+        try appLeavesWithEventsUnread(h, try FakeFlatpak(h, id: Self.appID), session: session)
+        try h.eventually("flatpak run") { FileManager.default.fileExists(atPath: record) }
+        #expect(try String(contentsOfFile: record, encoding: .utf8) == "run\n--env=FERRY_BACKGROUND_SESSION=\(session)\n\(Self.appID)\n")
+    }
 }

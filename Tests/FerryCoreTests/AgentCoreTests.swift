@@ -398,6 +398,20 @@ import Testing
         #expect(SandboxedApp.snap(label: "unconfined", userHome: "/h") == nil)
     }
 
+    @Test func aSandboxedAppIsRelaunchedAsItselfUnlessItSaysNo() throws {
+        var d = CoreDriver()
+        try d.start()
+        var quiet = SessionOptions()
+        quiet.relaunch = false
+        for (session, options) in [("mine", SessionOptions()), ("quiet", quiet)] {
+            _ = try d.request(.sandboxed(app, .openSession(session, options, peer: ":1.2")))
+            let id = try d.download("http://a/\(session)", session: session)
+            try d.wake(.schedule)
+            try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 404)))
+        }
+        #expect(try d.run(.peerLeft(":1.2")).launchTargets == [.app(id: app.id, kind: .flatpak)])
+    }
+
     @Test func anAppSeesOnlyItsOwnSessionsAndTasks() throws {
         var d = CoreDriver()
         try d.start()

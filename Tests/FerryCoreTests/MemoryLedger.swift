@@ -135,5 +135,6 @@ extension Array where Element == AgentEffect {
     var wakes: [AgentWake] { compactMap { if case .wake(let w, _) = $0 { return w } else { return nil } } }
     var popups: [PopupPlan.Outcome] { compactMap { if case .popup(let p) = $0 { return p } else { return nil } } }
     var launches: [String] { compactMap { if case .launch(let s, _) = $0 { return s } else { return nil } } }
+    var launchTargets: [LaunchTarget] { compactMap { if case .launch(_, let t) = $0 { return t } else { return nil } } }
     var appended: [SessionEvent] { writes.compactMap { if case .appendEvent(_, let e) = $0 { return e.event } else { return nil } } }
 }

@@ -7,9 +7,11 @@ public struct AgentCall<Reply>: @unchecked Sendable {
     public let method: AgentMethod
     public let args: [Value]
     public let decode: ([Value]) throws -> Reply
+    /// Descriptors sent along, in the order of the `.handle` indices in `args` (not closed here).
+    public let fds: [Int32]
 
-    init(_ method: AgentMethod, _ args: [Value] = [], _ decode: @escaping ([Value]) throws -> Reply) {
-        self.method = method; self.args = args; self.decode = decode
+    init(_ method: AgentMethod, _ args: [Value] = [], fds: [Int32] = [], _ decode: @escaping ([Value]) throws -> Reply) {
+        self.method = method; self.args = args; self.fds = fds; self.decode = decode
     }
 }
 
@@ -55,6 +57,10 @@ public enum AgentCalls {
     }
     public static func createUpload(session: String, url: String, file: String, _ options: TaskOptions) -> AgentCall<Int64> {
         AgentCall(.createUpload, [.string(session), .string(url), .string(file), .dict(options.bus)], id)
+    }
+    /// `fd`: an open, readable regular file; the agent copies it before it answers.
+    public static func createUpload(session: String, url: String, fd: Int32, _ options: TaskOptions) -> AgentCall<Int64> {
+        AgentCall(.createUploadFromFd, [.string(session), .string(url), .handle(0), .dict(options.bus)], fds: [fd], id)
     }
 
     public static func getTask(_ id: Int64) -> AgentCall<TaskInfo> {

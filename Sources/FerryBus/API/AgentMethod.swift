@@ -5,6 +5,7 @@ public enum AgentMethod: String, CaseIterable, Sendable {
     case createDownload = "CreateDownload"
     case createDownloads = "CreateDownloads"
     case createUpload = "CreateUpload"
+    case createUploadFromFd = "CreateUploadFromFd"
     case createDownloadFromResumeData = "CreateDownloadFromResumeData"
     case listTasks = "ListTasks"
     case listTaskRows = "ListTaskRows"

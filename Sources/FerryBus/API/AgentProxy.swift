@@ -7,7 +7,7 @@ public struct AgentProxy: Sendable {
     public init(_ client: BusClient) { self.client = client }
 
     public func perform<Reply>(_ call: AgentCall<Reply>) throws -> Reply {
-        try call.decode(try client.call(call.method.rawValue, call.args))
+        try call.decode(try client.call(call.method.rawValue, call.args, fds: call.fds))
     }
 
     @discardableResult
@@ -31,6 +31,10 @@ public struct AgentProxy: Sendable {
     }
     public func createUpload(session: String, url: String, file: String, _ options: TaskOptions) throws -> Int64 {
         try perform(AgentCalls.createUpload(session: session, url: url, file: file, options))
+    }
+
+    public func createUpload(session: String, url: String, fd: Int32, _ options: TaskOptions) throws -> Int64 {
+        try perform(AgentCalls.createUpload(session: session, url: url, fd: fd, options))
     }
 
     public func task(_ id: Int64) throws -> TaskInfo { try perform(AgentCalls.getTask(id)) }

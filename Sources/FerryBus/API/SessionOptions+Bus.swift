@@ -4,7 +4,7 @@ import FerryCore
 /// spelled once.
 extension SessionOptions {
     public enum Key: String, CaseIterable, Sendable {
-        case launchCommand = "launch-command", discretionary, allowMetered = "allow-metered"
+        case launchCommand = "launch-command", relaunch, discretionary, allowMetered = "allow-metered"
         case perHostLimit = "per-host-limit", requestTimeout = "request-timeout", resourceTimeout = "resource-timeout"
         case popups, keepEvents = "keep-events", defaultDirectory = "default-directory"
     }
@@ -13,6 +13,7 @@ extension SessionOptions {
     public init(bus d: [String: Value]) throws {
         self.init()
         launchCommand = try OptionValue.strings(d, Key.launchCommand.rawValue)
+        relaunch = try OptionValue.bool(d, Key.relaunch.rawValue)
         discretionary = try OptionValue.bool(d, Key.discretionary.rawValue)
         allowMetered = try OptionValue.bool(d, Key.allowMetered.rawValue)
         perHostLimit = try OptionValue.count(d, Key.perHostLimit.rawValue)
@@ -26,6 +27,7 @@ extension SessionOptions {
     public var bus: [String: Value] {
         var d: [String: Value] = [:]
         if let v = launchCommand { d[Key.launchCommand.rawValue] = .strings(v) }
+        if let v = relaunch { d[Key.relaunch.rawValue] = .bool(v) }
         if let v = discretionary { d[Key.discretionary.rawValue] = .bool(v) }
         if let v = allowMetered { d[Key.allowMetered.rawValue] = .bool(v) }
         if let v = perHostLimit { d[Key.perHostLimit.rawValue] = .uint32(UInt32(clamping: v)) }

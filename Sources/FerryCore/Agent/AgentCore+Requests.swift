@@ -82,7 +82,10 @@ extension AgentCore {
         let existing = try ledger.session(identifier)
         var config = options.applied(to: existing ?? SessionConfig())
         config.invalid = false   // a new life for an invalidated identifier
-        if existing == nil { config.app = app?.id ?? "" }   // the owner is whoever created it, for good
+        if existing == nil {   // the owner is whoever created it, for good
+            config.app = app?.id ?? ""
+            config.appKind = app?.kind.rawValue ?? ""
+        }
         if let app { config.appHome = app.home }
         out.append(.store(.saveSession(identifier, config)))
         sessions[identifier] = config

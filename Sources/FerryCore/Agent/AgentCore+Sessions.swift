@@ -74,8 +74,7 @@ extension AgentCore {
 
     /// Starts the session's app if events wait for it and nobody is there to take them.
     mutating func considerLaunch(_ session: String) {
-        let c = config(session)
-        guard !c.launchCommand.isEmpty, c.keepEvents else { return }
+        guard let target = config(session).launchTarget else { return }
         let policy = relaunch[session] ?? RelaunchPolicy()
         let connected = !(clients[session]?.isEmpty ?? true)
         // Runs after every burst of events: scan the queue only when nobody is listening.
@@ -87,12 +86,12 @@ extension AgentCore {
             wake(.relaunch(session), at: until)
         case .launch:
             relaunch[session, default: RelaunchPolicy()].launched(now: now)
-            out.append(.launch(session: session, command: c.launchCommand))
+            out.append(.launch(session: session, target))
         }
     }
 
     mutating func appLaunched(_ session: String, pid: Int32) {
-        log(.info, "session \(session): launched \(config(session).launchCommand.first ?? "?") (pid \(pid)) for its events")
+        log(.info, "session \(session): launched \(config(session).launchTarget?.name ?? "?")\(pid > 0 ? " (pid \(pid))" : "") for its events")
     }
 
     mutating func appLaunchFailed(_ session: String, _ message: String) {

@@ -79,6 +79,8 @@ extension AgentCore {
             case .persist:
                 out.append(.store(.update(r)))
                 out.append(.taskChanged(id, r.state))
+                // The agent's copy of a handed-over descriptor is needed no more (nor ever again).
+                if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile { out.append(.removeFiles([copy])) }
             }
         }
     }

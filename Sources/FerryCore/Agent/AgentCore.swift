@@ -264,6 +264,13 @@ public struct AgentCore: Sendable {
             : Self.inbox(appHome: c.appHome, session: session)
     }
 
+    /// Copies of descriptors handed over for upload (CreateUploadFromFd); each goes when its task ends.
+    public static func uploadCopies(stateDirectory: String) -> String { stateDirectory + "/uploads/" }
+
+    func isUploadCopy(_ r: TaskRecord) -> Bool {
+        r.uploadFile?.hasPrefix(Self.uploadCopies(stateDirectory: settings.stateDirectory)) ?? false
+    }
+
     public static func quarantinePath(stateDirectory: String, task: Int64) -> String {
         "\(stateDirectory)/quarantine/\(task).part"
     }

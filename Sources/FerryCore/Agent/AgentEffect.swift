@@ -24,7 +24,7 @@ public enum AgentEffect: Sendable, Equatable {
     case eventsAvailable(session: String, latest: UInt64)
     case popup(PopupPlan.Outcome)
     case launcherChanged
-    case launch(session: String, command: [String])
+    case launch(session: String, LaunchTarget)
     case log(LogLevel, String)
 }
 

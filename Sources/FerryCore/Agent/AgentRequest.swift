@@ -41,6 +41,7 @@ public enum ChallengeReply: Sendable, Equatable {
 /// The options OpenSession may change; nil leaves the stored value.
 public struct SessionOptions: Sendable, Equatable {
     public var launchCommand: [String]?
+    public var relaunch: Bool?
     public var discretionary: Bool?
     public var allowMetered: Bool?
     public var perHostLimit: Int?
@@ -55,6 +56,7 @@ public struct SessionOptions: Sendable, Equatable {
     public func applied(to base: SessionConfig) -> SessionConfig {
         var c = base
         if let v = launchCommand { c.launchCommand = v }
+        if let v = relaunch { c.relaunch = v }
         if let v = discretionary { c.discretionary = v }
         if let v = allowMetered { c.allowMetered = v }
         if let v = perHostLimit { c.perHostLimit = v }
@@ -68,7 +70,7 @@ public struct SessionOptions: Sendable, Equatable {
 
     /// Every option of a configuration (what GetSession shows, what the library sends).
     public init(_ c: SessionConfig) {
-        launchCommand = c.launchCommand; discretionary = c.discretionary; allowMetered = c.allowMetered
+        launchCommand = c.launchCommand; relaunch = c.relaunch; discretionary = c.discretionary; allowMetered = c.allowMetered
         perHostLimit = c.perHostLimit; requestTimeout = c.requestTimeout; resourceTimeout = c.resourceTimeout
         popups = c.popups; keepEvents = c.keepEvents; defaultDirectory = c.defaultDirectory
     }
