@@ -52,11 +52,11 @@ public final class Agent {
     private let wakes = Wakes()
     /// Checksums, fsyncs and copies of finished files: never on the loop thread.
     private let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
-    /// Hooks for the bus layer.
-    var onEventsAvailable: (String, UInt64) -> Void = { _, _ in }
-    var onTaskChanged: (Int64, TaskState) -> Void = { _, _ in }
-    var onTasksRemoved: ([Int64]) -> Void = { _ in }
-    var onTasksProgressed: ([TaskProgress]) -> Void = { _ in }
+    /// Hooks for the bus layer; the last argument is the sandboxed app the signal is about ("" = host).
+    var onEventsAvailable: (String, UInt64, String) -> Void = { _, _, _ in }
+    var onTaskChanged: (Int64, TaskState, String) -> Void = { _, _, _ in }
+    var onTasksRemoved: ([Int64], String) -> Void = { _, _ in }
+    var onTasksProgressed: ([TaskProgress], String) -> Void = { _, _ in }
     var onLauncherChanged: () -> Void = {}
 
     // The open turn.
@@ -198,7 +198,7 @@ public final class Agent {
             wakes.arm(wake, at: at)
         case .reply:
             break
-        case .taskChanged(let id, _):
+        case .taskChanged(let id, _, _):
             if let i = taskChangedAt[id] { afterCommit[i] = e } else { taskChangedAt[id] = afterCommit.count; afterCommit.append(e) }
         default:
             afterCommit.append(e)
@@ -223,11 +223,11 @@ public final class Agent {
         case .adoptStagedBytes(let from, let to):
             rename(Paths.staging(settings.stateDirectory, task: from), Paths.staging(settings.stateDirectory, task: to))
         case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
-        case .taskChanged(let id, let state): onTaskChanged(id, state)
-        case .tasksRemoved(let ids): onTasksRemoved(ids)
-        case .tasksProgressed(let moved): onTasksProgressed(moved)
-        case .eventsAvailable(let session, let seq):
-            onEventsAvailable(session, seq)
+        case .taskChanged(let id, let state, let app): onTaskChanged(id, state, app)
+        case .tasksRemoved(let ids, let app): onTasksRemoved(ids, app)
+        case .tasksProgressed(let moved, let app): onTasksProgressed(moved, app)
+        case .eventsAvailable(let session, let seq, let app):
+            onEventsAvailable(session, seq, app)
             CrashPoint.reached(.eventEmitted)
         case .popup(let outcome): notifier.post(outcome)
         case .launcherChanged: onLauncherChanged()

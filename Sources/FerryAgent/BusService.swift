@@ -30,19 +30,19 @@ public final class BusService {
             throw FerryError(.failed, "the compiled-in interface XML does not parse: \(message)")
         }
         nodeInfo = info
-        agent.onEventsAvailable = { [unowned self] session, seq in
-            self.emit(.eventsAvailable, [.string(session), .uint64(seq)])
+        agent.onEventsAvailable = { [unowned self] session, seq, app in
+            self.emit(.eventsAvailable, [.string(session), .uint64(seq)], about: app)
         }
         agent.onLauncherChanged = { [unowned self] in self.publishLauncher() }
-        agent.onTasksRemoved = { [unowned self] ids in
-            self.emit(.tasksRemoved, [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")])
+        agent.onTasksRemoved = { [unowned self] ids, app in
+            self.emit(.tasksRemoved, [.array(ids.map { .uint64(UInt64($0)) }, elementType: "t")], about: app)
         }
-        agent.onTasksProgressed = { [unowned self] moved in
+        agent.onTasksProgressed = { [unowned self] moved, app in
             let items = moved.map { Value.tuple([.uint64(UInt64($0.task)), .int64($0.received), .int64($0.expected)]) }
-            self.emit(.tasksProgressed, [.array(items, elementType: "(txx)")])
+            self.emit(.tasksProgressed, [.array(items, elementType: "(txx)")], about: app)
         }
-        agent.onTaskChanged = { [unowned self] id, state in
-            self.emit(.taskChanged, [.uint64(UInt64(id)), .string(state.rawValue)])
+        agent.onTaskChanged = { [unowned self] id, state, app in
+            self.emit(.taskChanged, [.uint64(UInt64(id)), .string(state.rawValue)], about: app)
         }
     }
 
@@ -254,9 +254,18 @@ public final class BusService {
                                       Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]).makeGVariant(), nil)
     }
 
-    func emit(_ signal: AgentSignal, _ args: [Value]) {
+    /// The host's signals are broadcast (scripts listen with plain match rules). A sandboxed
+    /// app's go, addressed, only to its own connections and to the host's programs that have
+    /// called the agent: other sandboxes hear nothing of them.
+    func emit(_ signal: AgentSignal, _ args: [Value], about app: String) {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
-        g_dbus_connection_emit_signal(c, nil, BusNames.path, BusNames.interface, signal.rawValue, Value.tuple(args).makeGVariant(), nil)
+        let body = Value.tuple(args).makeGVariant()
+        g_variant_ref_sink(body)
+        defer { g_variant_unref(body) }
+        let destinations: [String?] = app.isEmpty ? [nil] : identity.peers(entitledTo: app)
+        for destination in destinations {
+            g_dbus_connection_emit_signal(c, destination, BusNames.path, BusNames.interface, signal.rawValue, body, nil)
+        }
     }
 }

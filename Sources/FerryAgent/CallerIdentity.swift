@@ -50,6 +50,17 @@ final class CallerIdentity {
 
     func forget(_ sender: String) { known[sender] = nil }
 
+    /// The connections that may hear about `app`'s tasks: its own and the host's (those known
+    /// from their calls), in a stable order.
+    func peers(entitledTo app: String) -> [String] {
+        known.compactMap { name, caller in
+            switch caller {
+            case .host: name
+            case .sandboxed(let a): a.id == app ? name : nil
+            }
+        }.sorted()
+    }
+
     /// The process's own view of `/` decides. Its /proc folder is opened first, so every read
     /// below is about that process even if its pid is reused meanwhile (the reads then fail).
     private func caller(pid: Int32) -> Caller? {

@@ -66,10 +66,25 @@ struct AgentConnection {
 
     func task(_ id: Int64) throws -> TaskInfo { try api.task(id) }
 
-    /// Every task (optionally of one session), a page at a time as the agent sends them.
+    /// Every task (optionally of one session), a page at a time as the agent sends them, each
+    /// with the app that owns it (rows do not carry it: one GetSession per session seen).
     func forEachPage(session: String?, _ body: ([TaskInfo]) throws -> Void) throws {
-        try api.forEachPage(session: session) { try body($0); return true }
+        var owners: [String: String] = [:]
+        try api.forEachPage(session: session) { page in
+            var page = page
+            for i in page.indices {
+                let s = page[i].session
+                if owners[s] == nil { owners[s] = (try? api.getSession(s))?.configuration.app ?? "" }
+                page[i].app = owners[s]!
+            }
+            try body(page)
+            return true
+        }
     }
 
-    func allTasks(session: String?) throws -> [TaskInfo] { try api.allTasks(session: session) }
+    func allTasks(session: String?) throws -> [TaskInfo] {
+        var all: [TaskInfo] = []
+        try forEachPage(session: session) { all += $0 }
+        return all
+    }
 }

@@ -11,7 +11,7 @@ enum Output {
                 "received": t.received, "expected": orNull(t.expected), "file": orNull(t.file),
                 "error": orNull(t.error), "reason": orNull(t.reason?.rawValue), "description": t.description,
                 "attempts": t.attempts, "created": t.created / 1_000_000, "updated": t.updated / 1_000_000,
-                "kind": t.kind.rawValue, "method": t.method]
+                "kind": t.kind.rawValue, "method": t.method, "app": t.app]
     }
 
     /// Prints the JSON array of tasks that come in pages, each page as soon as it is there; the
@@ -57,7 +57,7 @@ enum Output {
     }
 
     static func line(_ t: TaskInfo) -> String {
-        let target = t.file ?? t.url
+        let target = (t.file ?? t.url) + (t.app.isEmpty ? "" : "  [\(t.app)]")
         return "\(String(t.id).padding(toLength: 6, withPad: " ", startingAt: 0)) \(stateText(t).padding(toLength: 17, withPad: " ", startingAt: 0)) \(progress(t).padding(toLength: 24, withPad: " ", startingAt: 0)) \(target)"
     }
 
@@ -65,7 +65,7 @@ enum Output {
 
     /// `relaunch`: what the agent says about relaunching the session's app (empty: nothing).
     static func detail(_ t: TaskInfo, relaunch: String = "") -> String {
-        var lines = ["Task \(t.id)", "  session:  \(t.session)", "  url:      \(t.url)",
+        var lines = ["Task \(t.id)", "  session:  \(t.session)" + (t.app.isEmpty ? "" : " (of \(t.app), sandboxed)"), "  url:      \(t.url)",
                      "  state:    \(stateText(t))", "  progress: \(progress(t))"]
         if t.kind == .upload { lines.insert("  upload:   \(t.method) of \(t.uploadFile ?? "?")", at: 3) }
         else if t.method != "GET" { lines.insert("  method:   \(t.method)", at: 3) }

@@ -25,6 +25,7 @@ enum TaskJSON {
         }
         out += pad
         out.append(contentsOf: "{\n".utf8)
+        text("app", t.app)
         number("attempts", Int64(t.attempts))
         number("created", t.created / 1_000_000)
         text("description", t.description)

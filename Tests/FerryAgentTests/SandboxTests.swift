@@ -29,13 +29,19 @@ struct FakeFlatpak {
     }
 
     /// Any command inside the sandbox.
-    func run(_ command: [String]) throws -> Harness.Result {
+    func run(_ command: [String]) throws -> Harness.Result { try h.run("/usr/bin/bwrap", sandbox(command)) }
+
+    /// A command inside the sandbox that runs on while the test goes on; its output goes to `output`.
+    func spawn(_ command: [String], output: String) throws -> Process {
+        try h.spawnWaitable("/usr/bin/bwrap", sandbox(command), output: output)
+    }
+
+    private func sandbox(_ command: [String]) -> [String] {
         let socket = String(h.busAddress.dropFirst("unix:path=".count).prefix { $0 != "," })
-        let sandbox = ["--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
+        return ["--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
                        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--ro-bind", "/etc", "/etc",
                        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", socket, socket,
-                       "--bind", home, home, "--ro-bind", info, "/.flatpak-info", "--"]
-        return try h.run("/usr/bin/bwrap", sandbox + command)
+                       "--bind", home, home, "--ro-bind", info, "/.flatpak-info", "--"] + command
     }
 }
 
@@ -85,6 +91,9 @@ struct FakeFlatpak {
         #expect(FileManager.default.fileExists(atPath: app.home + "/dl/a.bin"))
         #expect(try AgentProxy(h.client()).task(id).app == Self.appID)
         #expect(try AgentProxy(h.client()).task(hostTask).app == "")
+        let listed = try h.ferry("list").stdout.split(separator: "\n")
+        #expect(listed.contains { $0.hasPrefix("\(id) ") && $0.hasSuffix("[\(Self.appID)]") } && !listed.contains { $0.hasPrefix("\(hostTask) ") && $0.contains("[") }, "\(listed)")
+        #expect(try h.ferry("list", "--json").stdout.contains("\"app\" : \"\(Self.appID)\""))
         #expect(try app.call("GetTask", "\(id)").stdout.contains("'state': <'completed'>"))
 
         // Nothing outside the sandbox: no command to run, no host folder, no host file.
@@ -155,6 +164,35 @@ struct FakeFlatpak {
         _ = try AgentProxy(h.client()).perform(AgentCalls.openUserSession)
         let other = try app.run(["/usr/bin/python3", "-c", script, BusNames.cliSession, h.faultURL("upload/p"), photo])
         #expect(other.status != 0 && other.stderr.contains("dev.ferry.Error.AccessDenied"), "\(other.stderr)")
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    func anAppsSignalsReachOnlyItAndTheHost() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("a.bin", size: 2_000)
+        let listener = Harness.packageRoot + "/Tests/Support/signal-listener.py"   // not inside the sandbox: passed as -c
+        let heardByOther = h.root + "/other.txt", heardByHost = h.root + "/host.txt"
+        let other = try FakeFlatpak(h, id: "dev.ferry.test.Other")
+            .spawn(["/usr/bin/python3", "-c", try String(contentsOfFile: listener, encoding: .utf8)], output: heardByOther)
+        let host = try h.spawnWaitable("/usr/bin/python3", [listener], output: heardByHost)
+        func heard(_ file: String) -> [String] { ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        try h.eventually("both listening") { heard(heardByOther).first == "ready" && heard(heardByHost).first == "ready" }
+
+        let app = try FakeFlatpak(h, id: Self.appID)
+        #expect(try app.call("OpenSession", Self.appID + ".bg", "{'keep-events': <false>}").status == 0)
+        let id = try #require(Self.taskID(try app.call("CreateDownload", Self.appID + ".bg", h.faultURL("a.bin"), "{}").stdout))
+        try h.eventually("the app's download") { try h.show(id)["state"] as? String == "completed" }
+        // Then a host task, paused: the listeners stop when they hear of it; signals arrive in order.
+        let proxy = try AgentProxy(h.client())
+        try proxy.perform(AgentCalls.openUserSession)
+        var paused = TaskOptions()
+        paused.paused = true
+        let marker = try proxy.createDownload(session: BusNames.cliSession, url: h.faultURL("a.bin"), paused)
+        try h.eventually("both heard the host's task") { !other.isRunning && !host.isRunning }
+        #expect(heard(heardByOther) == ["ready", "\(marker) paused"])
+        #expect(heard(heardByHost).contains("\(id) completed") && heard(heardByHost).last == "\(marker) paused", "\(heard(heardByHost))")
     }
 
     /// The app leaves with its events unread: the agent must start it as itself.

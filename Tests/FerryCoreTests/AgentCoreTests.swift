@@ -345,7 +345,7 @@ import Testing
         try d.openSession()
         let id = try d.download("http://a/f")
         _ = try d.request(.cancel(id))
-        #expect(try d.run(.request(.removeTasks([id]))).contains(.tasksRemoved([id])))
+        #expect(try d.run(.request(.removeTasks([id]))).contains(.tasksRemoved([id], app: "")))
     }
 
     @Test func liveViewsHearProgressOnTheDocksWakeOnlyWhileBytesMove() throws {
@@ -358,7 +358,7 @@ import Testing
         try d.run(.progressed(task: a, received: 10))
         #expect(try d.run(.progressed(task: a, received: 40)).wakes.isEmpty)   // one wake per window
         let reported = try d.wake(.launcher).compactMap { e -> [TaskProgress]? in
-            if case .tasksProgressed(let p) = e { return p } else { return nil }
+            if case .tasksProgressed(let p, _) = e { return p } else { return nil }
         }
         #expect(reported == [[TaskProgress(task: a, received: 40, expected: 100)]])
         // Nothing moved since: the next wake says nothing (b never received a byte).
@@ -396,6 +396,21 @@ import Testing
         #expect(SandboxedApp.flatpak(info: "[Application]\nname=../x\n", userHome: "/h", userDirs: [:]) == nil)
         #expect(SandboxedApp.snap(label: "snap.firefox.firefox (enforce)", userHome: "/h")?.writable == ["/h/snap/firefox"])
         #expect(SandboxedApp.snap(label: "unconfined", userHome: "/h") == nil)
+    }
+
+    @Test func signalsSayWhichAppTheyAreAbout() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession("host")
+        _ = try d.request(.sandboxed(app, .openSession("mine", SessionOptions(), peer: ":1.2")))
+        let created = try d.run(.request(.createTasks(session: "mine", [TaskRecord(session: "", url: "http://a/1", host: "a")])))
+        #expect(created.contains(.taskChanged(1, .queued, app: app.id)))
+        let hostCreated = try d.run(.request(.createTasks(session: "host", [TaskRecord(session: "", url: "http://a/2", host: "a")])))
+        #expect(hostCreated.contains(.taskChanged(2, .queued, app: "")))
+        _ = try d.request(.cancel(1))
+        _ = try d.request(.cancel(2))
+        let removed = try d.run(.request(.removeTasks([1, 2])))
+        #expect(removed.contains(.tasksRemoved([2], app: "")) && removed.contains(.tasksRemoved([1], app: app.id)))
     }
 
     @Test func aSandboxedAppIsRelaunchedAsItselfUnlessItSaysNo() throws {

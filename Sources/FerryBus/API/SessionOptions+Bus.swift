@@ -69,12 +69,13 @@ extension SessionInfo {
         return ["identifier": .string(identifier), "configuration": .dict(options.bus),
                 "clients": .uint32(UInt32(clamping: clients)), "pending-events": .uint32(UInt32(clamping: pendingEvents)),
                 "latest-seq": .uint64(latestSeq), "invalidating": .bool(c.invalidating),
-                "relaunch": .string(relaunch), "finished-events": .int64(finishedEvents)]
+                "relaunch": .string(relaunch), "finished-events": .int64(finishedEvents), "app": .string(c.app)]
     }
 
     public init(bus d: [String: Value]) {
         var c = (try? SessionOptions(bus: d["configuration"]?.dictValue ?? [:]))?.applied(to: SessionConfig()) ?? SessionConfig()
         c.invalidating = d["invalidating"]?.boolValue ?? false
+        c.app = d["app"]?.stringValue ?? ""
         self.init(identifier: d["identifier"]?.stringValue ?? "", configuration: c,
                   clients: Int(d["clients"]?.int64Value ?? 0), pendingEvents: Int(d["pending-events"]?.int64Value ?? 0),
                   latestSeq: d["latest-seq"]?.uint64Value ?? 0, relaunch: d["relaunch"]?.stringValue ?? "",

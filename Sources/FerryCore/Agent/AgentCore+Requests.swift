@@ -129,7 +129,8 @@ extension AgentCore {
             records[i].updated = now
         }
         out.append(.store(.insert(records)))
-        for r in records { out.append(.taskChanged(r.id, r.state)) }
+        let owner = app(ofSession: session)
+        for r in records { out.append(.taskChanged(r.id, r.state, app: owner)) }
         wake(.schedule)
         return records.map(\.id)
     }

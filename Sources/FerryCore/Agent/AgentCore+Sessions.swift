@@ -29,7 +29,7 @@ extension AgentCore {
         let sessions = signalsPending
         signalsPending = []
         for s in sessions {
-            out.append(.eventsAvailable(session: s, latest: queues[s]?.lastSeq ?? 0))
+            out.append(.eventsAvailable(session: s, latest: queues[s]?.lastSeq ?? 0, app: app(ofSession: s)))
             considerLaunch(s)
             checkInvalidation(s, ledger)
         }

@@ -78,7 +78,7 @@ extension AgentCore {
                 append(session: r.session, task: id, event)
             case .persist:
                 out.append(.store(.update(r)))
-                out.append(.taskChanged(id, r.state))
+                out.append(.taskChanged(id, r.state, app: app(ofSession: r.session)))
                 // The agent's copy of a handed-over descriptor is needed no more (nor ever again).
                 if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile { out.append(.removeFiles([copy])) }
             }
@@ -112,11 +112,13 @@ extension AgentCore {
     /// TasksProgressed rides on the docks' twice-a-second wake: no timer of its own.
     mutating func reportProgress() {
         guard !progressMoved.isEmpty else { return }
-        let moved = progressMoved.sorted().compactMap { id in
-            machines[id].map { TaskProgress(task: id, received: $0.record.received, expected: $0.record.expected ?? -1) }
+        var moved: [String: [TaskProgress]] = [:]   // by owning app
+        for id in progressMoved.sorted() {
+            guard let r = machines[id]?.record else { continue }
+            moved[app(ofSession: r.session), default: []].append(TaskProgress(task: id, received: r.received, expected: r.expected ?? -1))
         }
         progressMoved = []
-        if !moved.isEmpty { out.append(.tasksProgressed(moved)) }
+        for (app, list) in moved.sorted(by: { $0.key < $1.key }) { out.append(.tasksProgressed(list, app: app)) }
     }
 
     mutating func transferEnded(_ id: Int64, received: Int64, _ outcome: TransferOutcome, _ ledger: AgentLedger) {
@@ -297,14 +299,16 @@ extension AgentCore {
     /// Ended tasks leave the list; the user's files stay, kept partial and quarantined bytes go.
     /// All or nothing.
     mutating func removeTasks(_ ids: [Int64], _ ledger: AgentLedger) throws {
+        var owners: [String: [Int64]] = [:]
         for id in ids {
             let r = try shownTask(id, ledger)
             guard r.state.isFinal, !finalizing.contains(id) else {
                 throw FerryError(.invalidState, "task \(id) is \(r.state.rawValue): cancel it before removing it from the list")
             }
+            owners[app(ofSession: r.session), default: []].append(id)
         }
         out.append(.store(.deleteTasks(ids)))
-        if !ids.isEmpty { out.append(.tasksRemoved(ids)) }
+        for (app, list) in owners.sorted(by: { $0.key < $1.key }) { out.append(.tasksRemoved(list, app: app)) }
         for id in ids {
             out.append(.discardBytes(id))
             machines[id] = nil

@@ -17,11 +17,13 @@ public enum AgentEffect: Sendable, Equatable {
     /// Resume data adopted another task's staging bytes.
     case adoptStagedBytes(from: Int64, to: Int64)
     case removeFiles([String])
-    case taskChanged(Int64, TaskState)
-    case tasksRemoved([Int64])
+    /// The signals. `app`: the sandboxed app the tasks or session belong to (only it and the
+    /// host's programs hear of them); empty for the host's own, which everyone may hear.
+    case taskChanged(Int64, TaskState, app: String)
+    case tasksRemoved([Int64], app: String)
     /// Running tasks' bytes, for live views (TasksProgressed).
-    case tasksProgressed([TaskProgress])
-    case eventsAvailable(session: String, latest: UInt64)
+    case tasksProgressed([TaskProgress], app: String)
+    case eventsAvailable(session: String, latest: UInt64, app: String)
     case popup(PopupPlan.Outcome)
     case launcherChanged
     case launch(session: String, LaunchTarget)
