@@ -195,6 +195,22 @@ struct FakeFlatpak {
         #expect(heard(heardByHost).contains("\(id) completed") && heard(heardByHost).last == "\(marker) paused", "\(heard(heardByHost))")
     }
 
+    @Test func callersThatLeaveBeforeTheyAreIdentifiedDoNotHurtTheAgent() throws {
+        let h = try Harness()
+        try h.startAgent()
+        // dbus-send without --print-reply sends and leaves at once: the agent's question to the
+        // bus about the caller, and its look at /proc, race with the caller going away.
+        var senders: [Process] = []
+        for method in Array(repeating: ["GetStatus", "ListTasks"], count: 20).joined() {
+            var args = ["--session", "--dest=" + BusNames.agent, BusNames.path, BusNames.interface + "." + method]
+            if method == "ListTasks" { args += ["string:", "uint64:0", "uint32:0"] }
+            senders.append(try h.spawnWaitable("/usr/bin/dbus-send", args))
+        }
+        try h.eventually("the callers gone") { senders.allSatisfy { !$0.isRunning } }
+        #expect(try AgentProxy(h.client()).status().pid == Int64(h.agent?.processIdentifier ?? -1))
+        #expect(h.agent?.isRunning == true)
+    }
+
     /// The app leaves with its events unread: the agent must start it as itself.
     func appLeavesWithEventsUnread(_ h: Harness, _ app: FakeFlatpak, session: String) throws {
         try h.makeFile("news.bin", size: 3_000)
