@@ -43,6 +43,7 @@ let package = Package(
         .target(name: "FerryAgent",
                 dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CFerryShim",
                                .product(name: "GRDB", package: "GRDB.swift"),
+                               .product(name: "GRDBSQLite", package: "GRDB.swift"),
                                .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),
         .executableTarget(name: "ferryd", dependencies: ["FerryAgent",
