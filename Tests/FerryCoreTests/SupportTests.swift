@@ -60,6 +60,11 @@ import Testing
     }
     @Test func printableHidesCredentials() {
         #expect(!DownloadURL.printable("https://user:secret@h/x").contains("secret"))
+        #expect(!DownloadURL.printable("https://token@h").contains("token"))
+        #expect(!DownloadURL.printable("ftp://a:b@h?q").contains("a:b"))
+        // No credentials: left as it is (an "@" in the path or query is not user info).
+        #expect(DownloadURL.printable("https://h/a@b?c=d@e") == "https://h/a@b?c=d@e")
+        #expect(DownloadURL.printable("https://h/" + String(repeating: "x", count: 300)).utf8.count == 200)
     }
 }
 
