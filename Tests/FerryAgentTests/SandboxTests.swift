@@ -45,6 +45,11 @@ struct FakeFlatpak {
     }
 }
 
+extension Trait where Self == ConditionTrait {
+    /// The fake Flatpak needs Debian's bubblewrap.
+    static var needsBubblewrap: Self { .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap") }
+}
+
 @Suite(.serialized) struct SandboxTests {
     static let appID = "dev.ferry.test.Sandboxed"
 
@@ -58,7 +63,7 @@ struct FakeFlatpak {
                 "\(r.stdout) \(r.stderr)", sourceLocation: sourceLocation)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    @Test(.needsBubblewrap)
     func aSandboxedAppSeesAndControlsOnlyItsOwnTasksAndFolders() throws {
         let h = try Harness()
         try h.startFaultServer()
@@ -116,7 +121,7 @@ struct FakeFlatpak {
         #expect(FileManager.default.fileExists(atPath: downloads + "/a.bin"))
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    @Test(.needsBubblewrap)
     func aFinishedFileIsHandedOverWhereTheSandboxCanReadIt() throws {
         let h = try Harness()
         try h.startFaultServer()
@@ -137,7 +142,7 @@ struct FakeFlatpak {
         #expect(try app.call("FetchEvents", session, "0", "0").stdout.contains("'file': <'\(file)'>"))
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    @Test(.needsBubblewrap)
     func aSandboxedAppUploadsByHandingOverADescriptor() throws {
         let h = try Harness()
         try h.startFaultServer()
@@ -166,7 +171,7 @@ struct FakeFlatpak {
         #expect(other.status != 0 && other.stderr.contains("dev.ferry.Error.AccessDenied"), "\(other.stderr)")
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    @Test(.needsBubblewrap)
     func anAppsSignalsReachOnlyItAndTheHost() throws {
         let h = try Harness()
         try h.startFaultServer()
@@ -219,7 +224,7 @@ struct FakeFlatpak {
         try h.eventually("the download") { try h.show(id)["state"] as? String == "completed" }
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    @Test(.needsBubblewrap)
     func aDBusActivatableAppIsRelaunchedByActivatingItsAction() throws {
         let h = try Harness()
         try h.startFaultServer()
@@ -245,7 +250,7 @@ struct FakeFlatpak {
         }
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap"), "needs bubblewrap"))
+    @Test(.needsBubblewrap)
     func anAppWithoutActivationIsRelaunchedWithFlatpakRun() throws {
         let h = try Harness()
         try h.startFaultServer()
