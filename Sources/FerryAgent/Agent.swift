@@ -52,6 +52,10 @@ public final class Agent {
     private let wakes = Wakes()
     /// Checksums, fsyncs and copies of finished files: never on the loop thread.
     private let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
+    private lazy var finalizing = FinalizeBatches(worker: fileWorker) { [weak self] results in
+        guard let self else { return }
+        turn { for (id, result) in results { self.handle(.finalized(task: id, result)) } }
+    }
     /// Hooks for the bus layer; the last argument is the sandboxed app the signal is about ("" = host).
     var onEventsAvailable: (String, UInt64, String) -> Void = { _, _, _ in }
     var onTaskChanged: (Int64, TaskState, String) -> Void = { _, _, _ in }
@@ -251,25 +255,10 @@ public final class Agent {
         }
     }
 
-    /// Verifies and moves a finished file on the worker thread; the result comes back to the loop.
+    /// Verifies and moves a finished file on the worker thread; results come back to the loop
+    /// in batches, one turn each.
     private func finalize(_ r: TaskRecord, defaultDirectory: String) {
-        let staging = Paths.staging(settings.stateDirectory, task: r.id)
-        fileWorker.async {
-            let result: FinalizeResult
-            do {
-                let saved = try Finalizer.finish(staging: staging, record: r, defaultDirectory: defaultDirectory)
-                result = .saved(path: saved.path, cleanup: saved.cleanup)
-            } catch let f as Finalizer.Failure {
-                switch f.name {
-                case "NoSpace": result = .noSpace(f.message)
-                case "ChecksumMismatch": result = .checksumMismatch(f.message)
-                default: result = .failed(name: f.name, message: f.message)
-                }
-            } catch {
-                result = .failed(name: "Failed", message: "\(error)")
-            }
-            MainLoop.idle { [weak self] in self?.feed(.finalized(task: r.id, result)) }
-        }
+        finalizing.add(.init(record: r, staging: Paths.staging(settings.stateDirectory, task: r.id), defaultDirectory: defaultDirectory))
     }
 
     private func launch(_ session: String, _ target: LaunchTarget) {

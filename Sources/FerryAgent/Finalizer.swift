@@ -18,6 +18,7 @@ enum Finalizer {
     /// so a restarted agent finds its own).
     static func copyName(directory: String, task: Int64) -> String { directory + "/.ferry-\(task).part" }
 
+    /// The folder is not fsynced here: `FinalizeBatches` syncs each folder once per batch.
     static func finish(staging: String, record r: TaskRecord, defaultDirectory: String) throws -> Saved {
         if let expected = r.sha256 {
             let actual = try sha256(of: staging)
@@ -34,24 +35,39 @@ enum Finalizer {
             directory = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)
         }
-        guard Paths.isWritableDirectory(directory) else {
+        var folder = stat()
+        guard stat(directory, &folder) == 0, (folder.st_mode & S_IFMT) == S_IFDIR, access(directory, W_OK | X_OK) == 0 else {
             throw Failure(name: "InvalidDestination", message: "destination folder \(directory) does not exist or is not writable")
         }
-        fsyncFile(staging)
+        let staged = syncFile(staging)
         CrashPoint.reached(.fileSynced)
         let copy = copyName(directory: directory, task: r.id)
         // A crash between link(2) and the commit left the file linked already: it is ours.
-        if let done = alreadyLinked(staging, directory: directory, name: name) { return Saved(path: done, cleanup: [staging]) }
-        if let done = alreadyLinked(copy, directory: directory, name: name) { return Saved(path: done, cleanup: [staging, copy]) }
+        if staged.map({ $0.st_nlink > 1 }) ?? true, let done = alreadyLinked(staging, directory: directory, name: name) {
+            return Saved(path: done, cleanup: [staging])
+        }
+        // A copy to another file system (made only there) may have been linked already too.
+        let sameDisk = staged.map { $0.st_dev == folder.st_dev } ?? false
+        if !sameDisk, let done = alreadyLinked(copy, directory: directory, name: name) { return Saved(path: done, cleanup: [staging, copy]) }
         do {
-            let path = try NoOverwriteMove.link(staging, into: directory, as: name, temporary: copy)
+            let path = try NoOverwriteMove.link(staging, into: directory, as: name, temporary: copy, syncDirectory: false)
             CrashPoint.reached(.linkedIntoPlace)
-            return Saved(path: path, cleanup: [staging, copy])
+            return Saved(path: path, cleanup: sameDisk ? [staging] : [staging, copy])
         } catch NoOverwriteMove.Failure.noSpace(let dir) {
             throw noSpace(dir)
         } catch NoOverwriteMove.Failure.failed(let message) {
             throw Failure(name: "InvalidDestination", message: message)
         }
+    }
+
+    /// fsync(2) of a file, and what fstat(2) says of it then (nil: it cannot be opened).
+    static func syncFile(_ path: String) -> stat? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        fsync(fd)
+        var st = stat()
+        return fstat(fd, &st) == 0 ? st : nil
     }
 
     static func noSpace(_ directory: String) -> Failure {
@@ -70,8 +86,6 @@ enum Finalizer {
         }
         return nil
     }
-
-    static func fsyncFile(_ path: String) { NoOverwriteMove.fsyncPath(path) }
 
     /// SHA-256 with GLib's GChecksum.
     static func sha256(of path: String) throws -> String {

@@ -79,13 +79,14 @@ final class Transfer {
             self.fd = fd
             self.received = 0
         } else {
-            let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            // From the start: O_TRUNC (no ftruncate, which costs a journal entry even on an empty file).
+            let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC | (plan.offset == 0 ? O_TRUNC : 0), 0o600)
             guard fd >= 0 else {
                 let e = errno
                 throw TransferStartFailure(errno: e, message: "cannot open staging file \(stagingPath): \(String(cString: strerror(e)))")
             }
             // Position at the planned offset; bytes beyond it are stale.
-            if ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
+            if plan.offset > 0, ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
                 let e = errno; close(fd)
                 throw TransferStartFailure(errno: e, message: "cannot prepare staging file: \(String(cString: strerror(e)))")
             }
@@ -239,9 +240,10 @@ final class Transfer {
         case .append:
             return total.map { reserveSpace(upTo: $0) } ?? true
         case .restartFromZero:
+            // A file opened at 0 is empty still: nothing to cut.
+            if received > 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
             received = 0
             pendingCount = 0
-            if ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
             return total.map { reserveSpace(upTo: $0) } ?? true
         case .reject(let why):
             rejection = why

@@ -62,6 +62,23 @@ import Testing
         #expect(d.ledger.badge == 0)
     }
 
+    @Test func aBurstOfCompletionsReachesTheDockInOneUpdate() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let ids = try ["a", "b", "c"].map { try d.download("http://\($0)/f") }
+        try d.wake(.schedule)
+        var effects: [AgentEffect] = []
+        for id in ids {
+            try d.run(.transferEnded(task: id, received: 1, ok))
+            effects += try d.run(.finalized(task: id, .saved(path: "/dl/\(id)", cleanup: [])))
+        }
+        // Each completion counts on the badge; docks hear of it on one wake, not once per file.
+        #expect(d.ledger.badge == 3)
+        #expect(!effects.contains(.launcherChanged))
+        #expect(try d.wake(.launcher).filter { $0 == .launcherChanged }.count == 1)
+    }
+
     @Test func aTransientFailureRetriesThroughOneWake() throws {
         var d = CoreDriver()
         try d.start()

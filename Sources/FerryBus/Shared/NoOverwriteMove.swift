@@ -14,17 +14,20 @@ public enum NoOverwriteMove {
     /// Links `source` into `directory` as `name` or its first free variant and returns the new
     /// path. Across file systems it first copies to `temporary` (next to the target, fsynced)
     /// and links that. `source` (and `temporary`) stay: callers remove them when they may.
-    public static func link(_ source: String, into directory: String, as name: String, temporary: String) throws -> String {
-        for _ in 0..<10_000 {
-            let target = directory + "/" + FileNaming.unique(name) { exists(directory + "/" + $0) }
+    /// `syncDirectory: false` leaves the folder's fsync to a caller that links several files.
+    public static func link(_ source: String, into directory: String, as name: String, temporary: String,
+                            syncDirectory: Bool = true) throws -> String {
+        for attempt in 0..<10_000 {
+            // The name itself first without looking (link(2) refuses a taken one), then free variants.
+            let target = directory + "/" + (attempt == 0 ? name : FileNaming.unique(name) { exists(directory + "/" + $0) })
             if Glibc.link(source, target) == 0 {
-                fsyncPath(directory)   // the new name survives a power cut
+                if syncDirectory { fsyncPath(directory) }   // the new name survives a power cut
                 return target
             }
             switch errno {
             case EEXIST: continue
             case ENOSPC, EDQUOT: throw Failure.noSpace(directory: directory)
-            case EXDEV, EPERM, ENOTSUP: return try copy(source, to: target, via: temporary)
+            case EXDEV, EPERM, ENOTSUP: return try copy(source, to: target, via: temporary, syncDirectory: syncDirectory)
             default: throw Failure.failed("cannot create \(target): \(String(cString: strerror(errno)))")
             }
         }
@@ -32,7 +35,7 @@ public enum NoOverwriteMove {
     }
 
     /// Another file system: copy to a hidden temporary next to the target, then link it in.
-    static func copy(_ source: String, to target: String, via tmp: String) throws -> String {
+    static func copy(_ source: String, to target: String, via tmp: String, syncDirectory: Bool) throws -> String {
         let dir = (target as NSString).deletingLastPathComponent
         // Look before writing: a file that cannot fit is not copied half-way first.
         var st = stat(), vfs = statvfs()
@@ -71,7 +74,7 @@ public enum NoOverwriteMove {
             name = FileNaming.unique(name) { exists(dir + "/" + $0) }
             final = dir + "/" + name
         }
-        fsyncPath(dir)
+        if syncDirectory { fsyncPath(dir) }
         return final
     }
 

@@ -354,7 +354,8 @@ extension AgentCore {
     private mutating func setBadge(_ value: Int) {
         badge = value
         out.append(.store(.badge(value)))
-        out.append(.launcherChanged)
+        // Docks hear of it within 0.1 s, in one Update for a burst of completions.
+        wake(.launcher, at: now + 100_000)
     }
 
     /// Progress reaches docks at most twice a second, and only while something transfers.
