@@ -68,7 +68,8 @@ let package = Package(
                           swiftSettings: agentSwift),
 
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
-        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry"],
+        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry", "FerryAgent",
+                                                            .product(name: "GRDBSQLite", package: "GRDB.swift")],
                     path: "Tests/FerryAgentTests", swiftSettings: agentSwift),
     ]
 )

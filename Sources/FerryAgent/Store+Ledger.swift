@@ -12,7 +12,7 @@ extension Store: AgentLedger {
     func apply(_ w: StoreWrite, now: Int64) throws {
         switch w {
         case .insert(let records): try insert(records)
-        case .update(let r): try update(r)
+        case .update(let r): try w.isCheckpoint ? checkpoint { try update(r) } : update(r)
         case .deleteTasks(let ids): try deleteTasks(ids)
         case .requeueIfRunning(let ids): try requeueIfRunning(ids, now: now)
         case .appendEvent(let session, let e): try appendEvent(session: session, e)

@@ -53,6 +53,16 @@ public enum StoreWrite: Sendable, Equatable {
     case saveSession(String, SessionConfig)
     case finishedEvents(session: String, at: Int64)
     case badge(Int)
+
+    /// A running task's checkpoint (it started, its headers came, its bytes moved): the turn
+    /// need not wait for the disk for it. A power cut may lose it without harm: the task comes
+    /// back queued and measures its staged bytes again, and without the validators that came
+    /// with them it starts over (see TaskMachine.start). Everything else is durable before the
+    /// turn's effects: replies, events, completions, failures, pauses.
+    public var isCheckpoint: Bool {
+        if case .update(let r) = self { return r.state == .running }
+        return false
+    }
 }
 
 /// The answer to a request.
