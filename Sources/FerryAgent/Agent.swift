@@ -102,12 +102,12 @@ public final class Agent {
 
     /// Restores state after a start (or a crash) and starts whatever may run.
     public func start() throws {
-        removeLeftoversOfCompletedTasks()
+        let staged = removeLeftoversOfCompletedTasks()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         let state = AgentStartState(queues: try store.loadEventQueues(), sessions: try store.allSessions(),
                                     badge: Int(try store.meta("badge") ?? "0") ?? 0, lastTaskID: try store.lastTaskID(),
-                                    network: network.state)
+                                    network: network.state, staged: staged)
         notifier.onActivated = { [weak self] in self?.feed(.popupActivated) }
         network.onChange = { [weak self] state in self?.feed(.networkChanged(state)) }
         feed(.started(state))
@@ -272,14 +272,18 @@ public final class Agent {
     }
 
     /// A crash after a completion was committed leaves its staging name (and a copy's hidden
-    /// second name next to the file): the file itself is in place, these go.
-    private func removeLeftoversOfCompletedTasks() {
+    /// second name next to the file): the file itself is in place, these go. Returns the tasks
+    /// whose staged bytes stay (nil: the folder cannot be read).
+    private func removeLeftoversOfCompletedTasks() -> Set<Int64>? {
         let staging = settings.stateDirectory + "/staging"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: staging) else { return nil }
+        var staged: Set<Int64> = []
         for name in names where name.hasSuffix(".part") {
-            guard let id = Int64(name.dropLast(5)), let r = try? store.task(id), r.state == .completed else { continue }
+            guard let id = Int64(name.dropLast(5)) else { continue }
+            guard let r = try? store.task(id), r.state == .completed else { staged.insert(id); continue }
             unlink(Paths.staging(settings.stateDirectory, task: id))
             if let file = r.file { unlink(Finalizer.copyName(directory: (file as NSString).deletingLastPathComponent, task: id)) }
         }
+        return staged
     }
 }

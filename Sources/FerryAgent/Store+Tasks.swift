@@ -76,11 +76,15 @@ extension Store {
             var out: [TaskRecord] = []
             var skipHosts = excludingHosts
             var after: Int64 = 0
+            // A page about as long as what is wanted (decoding a row costs more than finding it),
+            // doubling while rows are skipped.
+            var page = min(256, limit + 8)
             while out.count < limit {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (" + skipHosts.map { _ in "?" }.joined(separator: ",") + ")"
                 var args: StatementArguments = [after]
                 for h in skipHosts { _ = args.append(contentsOf: [h]) }
-                let rows = try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT 256"),
+                _ = args.append(contentsOf: [page])
+                let rows = try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT ?"),
                                             args)
                 guard let last = rows.last else { break }
                 after = last.id
@@ -93,7 +97,8 @@ extension Store {
                     }
                     if out.count == limit { break }
                 }
-                if rows.count < 256 { break }
+                if rows.count < page { break }
+                page = min(256, page * 2)
             }
             return out
         }

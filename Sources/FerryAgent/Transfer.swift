@@ -134,6 +134,8 @@ final class Transfer {
     /// Checks the state disk's reserve for the bytes still to come and preallocates them
     /// (FALLOC_FL_KEEP_SIZE: the file's size keeps saying how much was written).
     /// False, with `writeErrno` ENOSPC and `localMessage` set, when they do not fit.
+    static let preallocateFrom: Int64 = 1 << 20
+
     private func reserveSpace(upTo length: Int64) -> Bool {
         let remaining = length - received
         var vfs = statvfs()
@@ -147,7 +149,9 @@ final class Transfer {
             }
         }
         sinceSpaceCheck = 0
-        guard remaining > 0 else { return true }
+        // A small body fits in what the check above saw free (the reserve stays free after it);
+        // preallocating guards long downloads against space others take meanwhile.
+        guard remaining > Self.preallocateFrom else { return true }
         if ferry_preallocate(fd, received, remaining) != 0, errno == ENOSPC {
             writeErrno = ENOSPC
             localMessage = "no space left for the download's \(remaining) remaining bytes on the disk holding Ferry's state folder"

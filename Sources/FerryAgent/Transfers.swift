@@ -38,8 +38,9 @@ final class Transfers {
     /// curl gets it on the loop. One that cannot even begin comes back as
     /// `transferCouldNotStart` (ENOSPC waits for space, the rest fails clearly).
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?) {
-        var s = settings
-        s.stallSeconds = stallSeconds
+        var transferSettings = settings
+        transferSettings.stallSeconds = stallSeconds
+        let s = transferSettings
         let staging = Paths.staging(stateDirectory, task: r.id)
         preparing.insert(r.id)
         preparer.async {

@@ -240,7 +240,8 @@ extension Trait where Self == ConditionTrait {
 
         let session = Self.appID + ".background"
         try appLeavesWithEventsUnread(h, try FakeFlatpak(h, id: Self.appID), session: session)
-        try h.eventually("the activation") { FileManager.default.fileExists(atPath: record) }
+        // A whole line: the recorder may be caught between creating the file and writing it.
+        try h.eventually("the activation") { (try? Data(contentsOf: URL(fileURLWithPath: record)))?.contains(10) == true }
         let call = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: record)).split(separator: 10)[0])
         let expected: NSDictionary = ["method": "ActivateAction", "args": ["ferry-background-events", [session], [String: String]()]]
         #expect((call as? NSDictionary) == expected, "\(call)")

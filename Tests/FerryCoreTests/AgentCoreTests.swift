@@ -79,6 +79,23 @@ import Testing
         #expect(try d.wake(.launcher).filter { $0 == .launcherChanged }.count == 1)
     }
 
+    @Test func aStartLooksForStagedBytesOnlyWhereThereCanBeSome() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let a = try d.download("http://a/1"), b = try d.download("http://b/2")
+        for id in [a, b] { d.ledger.tasks[id]?.etag = "\"v1\"" }
+        d.ledger.staged[a] = 100   // in the staging folder when the restarted agent looked
+        var restarted = CoreDriver(ledger: d.ledger)
+        try restarted.start()
+        d.ledger.staged[b] = 100   // not there then, and b has not run since: no stat(2) for it
+        let offsets = try restarted.wake(.schedule).compactMap { e -> (Int64, Int64)? in
+            if case .startTransfer(let r, let plan, _, _) = e { return (r.id, plan.offset) } else { return nil }
+        }
+        #expect(offsets.first { $0.0 == a }?.1 == 100)
+        #expect(offsets.first { $0.0 == b }?.1 == 0)
+    }
+
     @Test func aTransientFailureRetriesThroughOneWake() throws {
         var d = CoreDriver()
         try d.start()

@@ -76,7 +76,7 @@ final class MemoryLedger: AgentLedger {
         for id in sessions.keys { queues[id] = EventQueue(lastSeq: lastSeq[id] ?? 0, restored: events[id] ?? []) }
         for (id, r) in tasks where r.state == .running { tasks[id]?.state = .queued }   // requeueInterrupted
         return AgentStartState(queues: queues, sessions: sessions, badge: badge,
-                               lastTaskID: tasks.keys.max() ?? 0, network: network)
+                               lastTaskID: tasks.keys.max() ?? 0, network: network, staged: Set(staged.keys))
     }
 }
 

@@ -152,7 +152,10 @@ extension AgentCore {
         }
         let id = try create(session: session, [r], ledger)[0]
         // Adopt the old task's staging bytes; the machine validates them with If-Range.
-        if r.received > 0 { out.append(.adoptStagedBytes(from: data.task, to: id)) }
+        if r.received > 0 {
+            out.append(.adoptStagedBytes(from: data.task, to: id))
+            mayHaveStaged?.insert(id)
+        }
         return id
     }
 

@@ -24,6 +24,7 @@ extension AgentCore {
         if record.state.isFinal || record.state == .paused || (record.state == .waiting && record.reason != .space) {
             spaceWarned.remove(id)
         }
+        if record.state == .completed { journal?.completed.insert(id) }
         if record.state.isFinal {
             credentials[id] = nil   // an app's password lives no longer than its task
             wake(.prune)
@@ -40,6 +41,7 @@ extension AgentCore {
                 let idle = config(r.session).requestTimeout
                 let stall = idle > 0 ? min(settings.stallSeconds, idle) : settings.stallSeconds
                 attached.insert(id)
+                mayHaveStaged?.insert(id)
                 scheduler.started(host: r.host, session: r.session)
                 out.append(.startTransfer(r, plan, stallSeconds: stall, credential: credentials[id]))
                 launcherProgressChanged()
@@ -220,7 +222,8 @@ extension AgentCore {
             return
         }
         for r in next {
-            let partial = r.kind == .upload ? 0 : ledger.stagedBytes(r.id)
+            let unstaged = r.kind == .upload || mayHaveStaged.map { !$0.contains(r.id) } == true
+            let partial = unstaged ? 0 : ledger.stagedBytes(r.id)
             _ = try? withMachine(r.id, ledger) { m, now in m.start(partialBytes: partial, now: now) }
         }
     }

@@ -48,6 +48,10 @@ public struct AgentCore: Sendable {
     var networkKnown = false
     public internal(set) var badge = 0
     var lastTaskID: Int64 = 0
+    /// Tasks that may have bytes in staging: those there at the start, started or handed bytes
+    /// since (nil: unknown, ask the ledger). Spares a stat(2) per start that almost always
+    /// finds nothing.
+    var mayHaveStaged: Set<Int64>?
     var lastPrune: Int64 = 0
     /// Sessions with new events since the last EventsAvailable.
     var signalsPending: [String] = []
@@ -137,6 +141,7 @@ public struct AgentCore: Sendable {
         sessions = s.sessions
         badge = s.badge
         lastTaskID = s.lastTaskID
+        mayHaveStaged = s.staged
         for (id, q) in queues { reservedSeq[id] = q.lastSeq }
         out.append(.launcherChanged)   // docks want the current state from a (re)started agent
         networkChanged(s.network, ledger)   // tasks that waited for it before a restart try again
@@ -161,7 +166,10 @@ public struct AgentCore: Sendable {
     // MARK: - Turns
 
     /// The turn's store writes are durable.
-    public mutating func committed() { journal = nil }
+    public mutating func committed() {
+        if let done = journal?.completed, !done.isEmpty { mayHaveStaged?.subtract(done) }
+        journal = nil
+    }
 
     /// The store refused the turn's writes: memory goes back to what the store says. A transfer
     /// the turn stopped keeps running; one it started never starts; a task left without its
@@ -209,6 +217,8 @@ public struct AgentCore: Sendable {
         var lastSeq: [String: UInt64] = [:]
         let attached: Set<Int64>, finalizing: Set<Int64>, storeBlocked: Set<Int64>, spaceWarned: Set<Int64>
         var detached: Set<Int64> = [], finalized: Set<Int64> = []
+        /// Completed in the turn: their staged bytes are gone once it commits (not before).
+        var completed: Set<Int64> = []
         let sessions: [String: SessionConfig]
         let credentials: [Int64: Credential]
         let signalsPending: [String]

@@ -32,8 +32,12 @@ public struct AgentStartState: Sendable {
     public var badge: Int
     public var lastTaskID: Int64
     public var network: NetworkState
-    public init(queues: [String: EventQueue], sessions: [String: SessionConfig], badge: Int, lastTaskID: Int64, network: NetworkState) {
+    /// The tasks with a file in staging (nil: not looked; every start asks the ledger).
+    public var staged: Set<Int64>?
+    public init(queues: [String: EventQueue], sessions: [String: SessionConfig], badge: Int, lastTaskID: Int64,
+                network: NetworkState, staged: Set<Int64>? = nil) {
         self.queues = queues; self.sessions = sessions; self.badge = badge; self.lastTaskID = lastTaskID; self.network = network
+        self.staged = staged
     }
 }
 
