@@ -371,6 +371,25 @@ import Testing
         #expect(String(decoding: again, as: UTF8.self) + "\n" == out.stdout)
     }
 
+    /// Pages are asked for ahead (the next while the caller handles this one): every task once,
+    /// in order, and a caller that stops early stops there.
+    @Test func pagesAskedForAheadArriveInOrderOnce() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Pages"), .dict([:])])
+        let requests = (0..<10).map { Value.tuple([.string("http://127.0.0.1:9/p\($0)"), .dict(["paused": .bool(true)])]) }
+        let ids = (try c.call("CreateDownloads", [.string("dev.ferry.test.Pages"), .array(requests, elementType: "(sa{sv})")])
+            .first?.arrayValue ?? []).compactMap { $0.uint64Value.map(Int64.init) }
+        let proxy = AgentProxy(c)
+        var seen: [[Int64]] = []
+        try proxy.forEachPage(session: "dev.ferry.test.Pages", pageSize: 3) { seen.append($0.map(\.id)); return true }
+        #expect(seen == [Array(ids[0..<3]), Array(ids[3..<6]), Array(ids[6..<9]), [ids[9]]])
+        var pages = 0
+        try proxy.forEachPage(session: "dev.ferry.test.Pages", pageSize: 3) { _ in pages += 1; return pages < 2 }
+        #expect(pages == 2)
+    }
+
     /// ListTaskRows says exactly what ListTasks says, task by task.
     @Test func taskRowsAgreeWithTaskDictionaries() throws {
         let h = try Harness()

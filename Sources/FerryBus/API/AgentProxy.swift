@@ -41,12 +41,19 @@ public struct AgentProxy: Sendable {
 
     /// Every task (of one session, or all for nil), a page at a time as the agent sends them:
     /// a listing of 100,000 tasks never sits in memory whole. `body` returns false to stop.
+    /// The next page is asked for before `body` gets this one: the agent builds it while the
+    /// caller prints (on two cores a long listing takes about the longer of the two, not both).
     public func forEachPage(session: String?, pageSize: Int = 1000, _ body: ([TaskInfo]) throws -> Bool) throws {
-        var after: Int64 = 0
+        let proxy = self
+        func page(after: Int64) -> Prefetched<[TaskInfo]> {
+            Prefetched { try proxy.perform(AgentCalls.taskRows(session: session, after: after, limit: pageSize)) }
+        }
+        var next = page(after: 0)
         while true {
-            let page = try perform(AgentCalls.taskRows(session: session, after: after, limit: pageSize))
-            guard try body(page), page.count == pageSize, let last = page.last else { return }
-            after = last.id
+            let current = try next.value()
+            let more = current.count == pageSize && current.last != nil
+            if more { next = page(after: current.last!.id) }
+            guard try body(current), more else { return }
         }
     }
 
