@@ -16,7 +16,7 @@ extension AgentCore {
         let actions = try body(&m, now)
         touch(id, before: before)
         machines[id] = m
-        carryOut(actions, id)
+        carryOut(actions, id, stateBefore: before.record.state)
         let record = machines[id]?.record ?? m.record
         if record.state != .running || (!attached.contains(id) && !finalizing.contains(id)) { machines[id] = nil }
         // Rechecks cycle waiting → queued → running: the warning is forgotten only when the task
@@ -32,7 +32,7 @@ extension AgentCore {
         return record
     }
 
-    private mutating func carryOut(_ actions: [TaskMachine.Action], _ id: Int64) {
+    private mutating func carryOut(_ actions: [TaskMachine.Action], _ id: Int64, stateBefore: TaskState) {
         for action in actions {
             guard let m = machines[id] else { return }
             let r = m.record
@@ -80,7 +80,14 @@ extension AgentCore {
                 append(session: r.session, task: id, event)
             case .persist:
                 out.append(.store(.update(r)))
-                out.append(.taskChanged(id, r.state, app: app(ofSession: r.session)))
+                if r.state == .running && stateBefore == .running {
+                    // Not a new state: a small file is often done before anyone could look.
+                    rowsChanged.insert(id)
+                    launcherProgressChanged()
+                } else {
+                    rowsChanged.remove(id)
+                    out.append(.taskChanged(id, r.state, app: app(ofSession: r.session)))
+                }
                 // The agent's copy of a handed-over descriptor is needed no more (nor ever again).
                 if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile { out.append(.removeFiles([copy])) }
             }
@@ -113,6 +120,10 @@ extension AgentCore {
 
     /// TasksProgressed rides on the docks' twice-a-second wake: no timer of its own.
     mutating func reportProgress() {
+        for id in rowsChanged.sorted() {
+            if let r = machines[id]?.record { out.append(.taskChanged(id, r.state, app: app(ofSession: r.session))) }
+        }
+        rowsChanged = []
         guard !progressMoved.isEmpty else { return }
         var moved: [String: [TaskProgress]] = [:]   // by owning app
         for id in progressMoved.sorted() {

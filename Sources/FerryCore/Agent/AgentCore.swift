@@ -58,6 +58,9 @@ public struct AgentCore: Sendable {
     /// Running tasks whose bytes moved since the last TasksProgressed (a hint for live views:
     /// not journaled, a lost entry only delays a figure).
     var progressMoved: Set<Int64> = []
+    /// Running tasks whose row changed without a change of state (their response's headers came:
+    /// size, name): live views hear of it on the same wake as of their bytes.
+    var rowsChanged: Set<Int64> = []
     /// Wakes armed and not yet due (the shell keeps one of each).
     var armed: Set<AgentWake> = []
     var retryArmedAt: Int64?
