@@ -73,6 +73,13 @@ extension Store {
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
         guard limit > 0 else { return [] }
         return try read { db in
+            // Every host with queued tasks is full (or none has any): nothing to read.
+            if !excludingHosts.isEmpty {
+                let others = excludingHosts.map { _ in "?" }.joined(separator: ",")
+                let any = try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(others)) LIMIT 1"),
+                                             arguments: StatementArguments(Array(excludingHosts)))
+                if any == nil { return [] }
+            }
             var out: [TaskRecord] = []
             var skipHosts = excludingHosts
             var after: Int64 = 0

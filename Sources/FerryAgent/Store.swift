@@ -195,6 +195,27 @@ final class Store {
                 END;
                 """)
         }
+        m.registerMigration("v4: queued tasks counted per host") { db in
+            // The scheduler asks whether any host it may still use has queued tasks before it
+            // reads the queue: with one busy host and 100,000 tasks queued for it, that read
+            // would otherwise scan them all at every start. Kept by triggers, like task_counts.
+            try db.execute(sql: """
+                CREATE TABLE queued_hosts(host TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO queued_hosts(host, n) SELECT host, COUNT(*) FROM tasks WHERE state = 'queued' GROUP BY host;
+                CREATE TRIGGER queued_hosts_insert AFTER INSERT ON tasks WHEN NEW.state = 'queued' BEGIN
+                    INSERT INTO queued_hosts(host, n) VALUES (NEW.host, 1) ON CONFLICT(host) DO UPDATE SET n = n + 1;
+                END;
+                CREATE TRIGGER queued_hosts_delete AFTER DELETE ON tasks WHEN OLD.state = 'queued' BEGIN
+                    UPDATE queued_hosts SET n = n - 1 WHERE host = OLD.host;
+                END;
+                CREATE TRIGGER queued_hosts_leave AFTER UPDATE OF state, host ON tasks WHEN OLD.state = 'queued' BEGIN
+                    UPDATE queued_hosts SET n = n - 1 WHERE host = OLD.host;
+                END;
+                CREATE TRIGGER queued_hosts_enter AFTER UPDATE OF state, host ON tasks WHEN NEW.state = 'queued' BEGIN
+                    INSERT INTO queued_hosts(host, n) VALUES (NEW.host, 1) ON CONFLICT(host) DO UPDATE SET n = n + 1;
+                END;
+                """)
+        }
         return m
     }
 }

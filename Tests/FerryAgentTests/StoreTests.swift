@@ -1,5 +1,6 @@
 import FerryCore
 import Foundation
+import GRDB
 import Testing
 @testable import FerryAgent
 
@@ -31,5 +32,34 @@ import Testing
         try store.batch { try store.apply(.update(r), now: 5) }
         #expect(store.logSyncs == start + 3, "a completion is durable before it is reported")
         #expect(try store.task(1)?.state == .completed && store.task(2)?.state == .queued)
+    }
+
+    /// The scheduler's shortcut: queued tasks counted per host as tasks change.
+    @Test func queuedTasksAreCountedPerHostAndAFullHostIsNotScanned() throws {
+        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(path: dir + "/ferry.sqlite3")
+        func counts() throws -> [String: Int] {
+            try store.read { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT host, n FROM queued_hosts WHERE n > 0")
+                    .map { ($0["host"] as String, $0["n"] as Int) })
+            }
+        }
+        let records = (1...5).map { TaskRecord(id: Int64($0), session: "s", url: "http://h/\($0)", host: $0 <= 3 ? "a" : "b") }
+        try store.batch { try store.apply(.insert(records), now: 1) }
+        #expect(try counts() == ["a": 3, "b": 2])
+        var r = records[0]
+        r.state = .running
+        try store.batch { try store.apply(.update(r), now: 2) }
+        r.state = .queued
+        r.host = "c"
+        try store.batch { try store.apply(.update(records[3]), now: 3) }   // queued stays queued
+        try store.batch { try store.apply(.update(r), now: 3) }
+        try store.batch { try store.apply(.deleteTasks([5]), now: 4) }
+        #expect(try counts() == ["a": 2, "b": 1, "c": 1])
+        // Hosts a, b and c full: nothing is read; one free: its first task.
+        #expect(try store.nextQueued(limit: 4, excludingHosts: ["a", "b", "c"], excludingIDs: []) { _ in .take }.isEmpty)
+        #expect(try store.nextQueued(limit: 4, excludingHosts: ["a", "c"], excludingIDs: []) { _ in .take }.map(\.id) == [4])
     }
 }
