@@ -35,8 +35,7 @@ enum Finalizer {
             directory = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)
         }
-        var folder = stat()
-        guard stat(directory, &folder) == 0, (folder.st_mode & S_IFMT) == S_IFDIR, access(directory, W_OK | X_OK) == 0 else {
+        guard let folder = Paths.writableDirectory(directory) else {
             throw Failure(name: "InvalidDestination", message: "destination folder \(directory) does not exist or is not writable")
         }
         let staged = syncFile(staging)

@@ -23,8 +23,12 @@ public enum Paths {
         AgentCore.quarantinePath(stateDirectory: stateDirectory, task: task)
     }
 
-    public static func isWritableDirectory(_ path: String) -> Bool {
+    public static func isWritableDirectory(_ path: String) -> Bool { writableDirectory(path) != nil }
+
+    /// What stat(2) says of a folder this process may create files in (nil: it may not).
+    static func writableDirectory(_ path: String) -> stat? {
         var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR && access(path, W_OK | X_OK) == 0
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, access(path, W_OK | X_OK) == 0 else { return nil }
+        return st
     }
 }

@@ -75,8 +75,7 @@ extension Store {
         return try read { db in
             // Every host with queued tasks is full (or none has any): nothing to read.
             if !excludingHosts.isEmpty {
-                let others = excludingHosts.map { _ in "?" }.joined(separator: ",")
-                let any = try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(others)) LIMIT 1"),
+                let any = try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(excludingHosts.count))) LIMIT 1"),
                                              arguments: StatementArguments(Array(excludingHosts)))
                 if any == nil { return [] }
             }
@@ -87,7 +86,7 @@ extension Store {
             // doubling while rows are skipped.
             var page = min(256, limit + 8)
             while out.count < limit {
-                let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (" + skipHosts.map { _ in "?" }.joined(separator: ",") + ")"
+                let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
                 var args: StatementArguments = [after]
                 for h in skipHosts { _ = args.append(contentsOf: [h]) }
                 _ = args.append(contentsOf: [page])
@@ -110,6 +109,9 @@ extension Store {
             return out
         }
     }
+
+    /// "?,?,?" for an IN list of `n` values.
+    static func placeholders(_ n: Int) -> String { Array(repeating: "?", count: n).joined(separator: ",") }
 
     func waitingForNetwork() throws -> [TaskRecord] {
         try read { db in

@@ -131,11 +131,12 @@ final class Transfer {
         if fd >= 0 { close(fd) }
     }
 
+    /// Bodies up to this size are not preallocated (see `reserveSpace`).
+    static let preallocateFrom: Int64 = 1 << 20
+
     /// Checks the state disk's reserve for the bytes still to come and preallocates them
     /// (FALLOC_FL_KEEP_SIZE: the file's size keeps saying how much was written).
     /// False, with `writeErrno` ENOSPC and `localMessage` set, when they do not fit.
-    static let preallocateFrom: Int64 = 1 << 20
-
     private func reserveSpace(upTo length: Int64) -> Bool {
         let remaining = length - received
         var vfs = statvfs()
