@@ -41,7 +41,7 @@ public indirect enum Value: Sendable, Equatable {
         }
     }
 
-    /// A new floating GVariant.
+    /// A new floating GVariant. Containers are written straight in serialised form.
     public func makeGVariant() -> OpaquePointer {
         switch self {
         case .string(let s): return g_variant_new_string(s)
@@ -52,43 +52,9 @@ public indirect enum Value: Sendable, Equatable {
         case .uint64(let v): return g_variant_new_uint64(guint64(v))
         case .double(let v): return g_variant_new_double(v)
         case .handle(let v): return g_variant_new_handle(v)
-        case .bytes(let b):
-            return "y".withCString { y in b.withUnsafeBytes { g_variant_new_fixed_array(ferry_variant_type(y), $0.baseAddress, gsize(b.count), 1) } }
-        case .strings(let list):
-            return Self.build("as", list.map { Value.string($0) })
-        case .dict(let d):
-            let builder = Self.builder("a{sv}")
-            for key in d.keys.sorted() {
-                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_variant(d[key]!.makeGVariant())))
-            }
-            defer { g_variant_builder_unref(builder) }
-            return g_variant_builder_end(builder)
-        case .stringDict(let d):
-            let builder = Self.builder("a{ss}")
-            for key in d.keys.sorted() {
-                g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(d[key]!)))
-            }
-            defer { g_variant_builder_unref(builder) }
-            return g_variant_builder_end(builder)
-        case .array(let items, let t):
-            return Self.build("a" + t, items)
-        case .tuple(let items):
-            var children: [OpaquePointer?] = items.map { $0.makeGVariant() }
-            return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize(items.count)) }
+        case .bytes, .strings, .dict, .stringDict, .array, .tuple:
+            return GVariantSerializer.variant(self, type: typeString)
         }
-    }
-
-    /// The type string must outlive the call that reads it: a bridged String's C pointer lives
-    /// only as long as the call it is passed to (the builder copies the type).
-    private static func builder(_ type: String) -> UnsafeMutablePointer<GVariantBuilder> {
-        type.withCString { g_variant_builder_new(ferry_variant_type($0)) }
-    }
-
-    private static func build(_ type: String, _ items: [Value]) -> OpaquePointer {
-        let builder = Self.builder(type)
-        defer { g_variant_builder_unref(builder) }
-        for item in items { g_variant_builder_add_value(builder, item.makeGVariant()) }
-        return g_variant_builder_end(builder)
     }
 
     /// Reads any GVariant (not consumed). Variants are unwrapped.
