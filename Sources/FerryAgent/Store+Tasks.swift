@@ -9,7 +9,7 @@ extension Store {
     /// Inserts tasks with the ids the core gave them (after `lastTaskID`).
     func insert(_ records: [TaskRecord]) throws {
         try recording(records.count == 1 ? "the request" : "the \(records.count) requests") { try write { db in
-            let stmt = try db.makeStatement(sql: """
+            let stmt = try db.cachedStatement(sql: """
                 INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                     directory, output, file, suggested_name, sha256, description, headers, error, error_name,
                     attempts, retry_at, created, updated, kind, method, upload_file, id)

@@ -81,7 +81,7 @@ final class Store {
             do {
                 let result = try body()
                 if batchWrote {
-                    try db.commit()
+                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
                     if batchMustSync { try syncLog() }
                 }
                 return result
@@ -101,7 +101,8 @@ final class Store {
         assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
         if let db = openBatch {
             if !batchWrote {
-                try db.beginTransaction(.immediate)
+                // Cached: compiled once, not at every turn that writes.
+                try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
                 batchWrote = true
             }
             if !writingCheckpoint { batchMustSync = true }

@@ -79,6 +79,19 @@ import Testing
         #expect(try d.wake(.launcher).filter { $0 == .launcherChanged }.count == 1)
     }
 
+    @Test func pausedNewTasksAskForNoSchedulingTurn() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        try d.wake(.schedule)   // the start's
+        var paused = TaskRecord(session: "", url: "http://a/1", host: "a")
+        paused.state = .paused
+        let quiet = try d.run(.request(.createTasks(session: "s", [paused])))
+        #expect(!quiet.wakes.contains(.schedule))
+        let queued = try d.run(.request(.createTasks(session: "s", [TaskRecord(session: "", url: "http://a/2", host: "a")])))
+        #expect(queued.wakes.contains(.schedule))
+    }
+
     @Test func aStartLooksForStagedBytesOnlyWhereThereCanBeSome() throws {
         var d = CoreDriver()
         try d.start()

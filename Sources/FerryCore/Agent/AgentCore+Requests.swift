@@ -104,7 +104,8 @@ extension AgentCore {
 
     /// The session tasks may be added to.
     private func usableSession(_ session: String, _ ledger: AgentLedger) throws {
-        guard let config = try ledger.session(session) else {
+        // `sessions` mirrors the store's sessions: no read (and no JSON) per request.
+        guard let config = try sessions[session] ?? ledger.session(session) else {
             throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
         }
         guard !config.invalidating, !config.invalid else {
@@ -131,7 +132,8 @@ extension AgentCore {
         out.append(.store(.insert(records)))
         let owner = app(ofSession: session)
         for r in records { out.append(.taskChanged(r.id, r.state, app: owner)) }
-        wake(.schedule)
+        // Paused tasks wait for ResumeTask (which schedules): nothing to start now.
+        if records.contains(where: { $0.state == .queued }) { wake(.schedule) }
         return records.map(\.id)
     }
 
