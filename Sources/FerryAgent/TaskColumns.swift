@@ -1,9 +1,11 @@
 import FerryCore
 import Foundation
+import GRDB
 import GRDBSQLite
 
-/// The current row of a statement selecting `Store.taskColumns`, as a TaskRecord. Reads
-/// SQLite's column values directly (no per-value boxing or generic decoding).
+/// A task row by position, straight through SQLite's C API (no per-value boxing or generic
+/// decoding): the current row of a statement selecting `Store.taskColumns` as a TaskRecord, and
+/// a TaskRecord bound to the parameters of the store's INSERT and UPDATE.
 struct TaskColumns {
     let statement: OpaquePointer
 
@@ -35,4 +37,38 @@ struct TaskColumns {
         r.uploadFile = optionalText(25)
         return r
     }
+
+    /// Binds `r`'s columns in the order of the store's INSERT and UPDATE (session … upload_file), then its id, and runs the statement to its
+    /// end (an INSERT or UPDATE of the open transaction: nothing for GRDB to track).
+    static func execute(_ sql: OpaquePointer, on db: OpaquePointer, binding r: TaskRecord) throws {
+        sqlite3_reset(sql)
+        var i: Int32 = 0
+        func text(_ s: String?) {
+            i += 1
+            guard var s else { sqlite3_bind_null(sql, i); return }
+            s.withUTF8 { u in
+                u.withMemoryRebound(to: CChar.self) { c in _ = sqlite3_bind_text(sql, i, c.baseAddress ?? emptyText, Int32(c.count), transient) }
+            }
+        }
+        func int(_ v: Int64?) {
+            i += 1
+            if let v { sqlite3_bind_int64(sql, i, v) } else { sqlite3_bind_null(sql, i) }
+        }
+        text(r.session); text(r.url); text(r.host); text(r.state.rawValue); text(r.reason?.rawValue)
+        int(r.received); int(r.expected); text(r.etag); text(r.lastModified); text(r.directory)
+        text(r.output); text(r.file); text(r.suggestedName); text(r.sha256); text(r.description)
+        text(Store.headersJSON(r.headers)); text(r.error); text(r.errorName); int(Int64(r.attempts)); int(r.retryAt)
+        int(r.created); int(r.updated); text(r.kind.rawValue); text(r.method); text(r.uploadFile)
+        int(r.id)
+        let code = sqlite3_step(sql)
+        sqlite3_reset(sql)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db)))
+        }
+    }
+
+    /// An empty string is a pointer to a NUL (a null pointer would bind NULL).
+    private static let emptyText = UnsafePointer<CChar>(strdup("")!)
+    /// SQLite copies the bytes (a Swift string's pointer lives only as long as the call).
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }
