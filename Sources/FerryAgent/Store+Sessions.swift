@@ -68,26 +68,26 @@ extension Store {
     // MARK: Meta
 
     func meta(_ key: String) throws -> String? {
-        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+        try read { db in try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"), arguments: [key]) }
     }
 
+    /// Cached: the badge is written at every completion.
     func setMeta(_ key: String, _ value: String) throws {
         try write { db in
-            try db.execute(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           arguments: [key, value])
+            try db.cachedStatement(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+                .execute(arguments: [key, value])
         }
     }
 
-
     func finishedEvents(session: String) throws -> Int64 {
         try read { db in
-            try Int64.fetchOne(db, sql: "SELECT finished_events FROM sessions WHERE identifier = ?", arguments: [session]) ?? 0
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT finished_events FROM sessions WHERE identifier = ?"), arguments: [session]) ?? 0
         }
     }
 
     func setFinishedEvents(session: String, at time: Int64) throws {
         try write { db in
-            try db.execute(sql: "UPDATE sessions SET finished_events = ? WHERE identifier = ?", arguments: [time, session])
+            try db.cachedStatement(sql: "UPDATE sessions SET finished_events = ? WHERE identifier = ?").execute(arguments: [time, session])
         }
     }
 
