@@ -16,6 +16,10 @@ final class Transfers {
     /// more than the rest of a small download (0.7 ms here), so it happens off the loop.
     private var preparing: Set<Int64> = []
     private let preparer = DispatchQueue(label: "dev.ferry.agent.staging")
+    /// Prepared transfers come back to the loop in batches.
+    private lazy var handoff = LoopHandoff<(Int64, Prepared)>(queue: preparer) { [weak self] batch in
+        for (id, p) in batch { self?.prepared(id, p) }
+    }
     /// Hands an input to the agent (inside the turn of the curl round that produced it).
     var feed: (AgentInput) -> Void = { _ in }
 
@@ -43,6 +47,7 @@ final class Transfers {
         let s = transferSettings
         let staging = Paths.staging(stateDirectory, task: r.id)
         preparing.insert(r.id)
+        let handoff = handoff
         preparer.async {
             let prepared: Prepared
             do {
@@ -52,7 +57,7 @@ final class Transfers {
             } catch {
                 prepared = .failed(.localFailure(errno: EACCES, message: "\(error)"))
             }
-            MainLoop.idle { [weak self] in self?.prepared(r.id, prepared) }
+            handoff.post((r.id, prepared))
         }
     }
 
