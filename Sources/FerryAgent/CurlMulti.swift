@@ -70,6 +70,16 @@ final class CurlMulti {
         curl_multi_add_handle(multi, easy)   // curl arms its timer; the work starts from the loop
     }
 
+    /// Lets curl start what was just added now, in this loop callback, instead of on the next
+    /// iteration through its zero timer (a request of a new transfer leaves one iteration sooner).
+    /// Never from inside a curl callback.
+    func kick() {
+        guard timer != 0 else { return }
+        g_source_remove(timer)
+        timer = 0
+        round { socketAction(CURL_SOCKET_BAD, 0) }
+    }
+
     /// Removes a handle (pause/cancel/done). Never call from inside a curl callback.
     func remove(_ easy: UnsafeMutableRawPointer) {
         curl_multi_remove_handle(multi, easy)

@@ -19,6 +19,7 @@ final class Transfers {
     /// Prepared transfers come back to the loop in batches.
     private lazy var handoff = LoopHandoff<(Int64, Prepared)>(queue: preparer) { [weak self] batch in
         for (id, p) in batch { self?.prepared(id, p) }
+        self?.curl.kick()
     }
     /// Hands an input to the agent (inside the turn of the curl round that produced it).
     var feed: (AgentInput) -> Void = { _ in }
