@@ -38,8 +38,9 @@ struct TaskColumns {
         return r
     }
 
-    /// Binds `r`'s columns in the order of the store's INSERT and UPDATE (session … upload_file), then its id, and runs the statement to its
-    /// end (an INSERT or UPDATE of the open transaction: nothing for GRDB to track).
+    /// Binds `r`'s columns in the order of the store's INSERT and UPDATE (session … upload_file),
+    /// then its id, and runs the statement to its end (a row write of the open transaction:
+    /// nothing for GRDB to track; a failure comes back as GRDB's DatabaseError, as before).
     static func execute(_ sql: OpaquePointer, on db: OpaquePointer, binding r: TaskRecord) throws {
         sqlite3_reset(sql)
         var i: Int32 = 0
