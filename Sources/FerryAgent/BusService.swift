@@ -18,6 +18,8 @@ public final class BusService {
     private var ownerID: UInt32 = 0
     private var registrationID: UInt32 = 0
     let identity = CallerIdentity()
+    /// Every reply and signal leaves through here, in order.
+    let outbox = BusOutbox()
     private let nodeInfo: UnsafeMutablePointer<GDBusNodeInfo>
     private var onOutcome: (Outcome) -> Void = { _ in }
 
@@ -57,6 +59,7 @@ public final class BusService {
     }
 
     public func flush() {
+        outbox.drain()
         if let c = connection, g_dbus_connection_is_closed(c) == 0 { g_dbus_connection_flush_sync(c, nil, nil) }
     }
 
@@ -109,8 +112,7 @@ public final class BusService {
         // Who calls decides what it may do: the first call of a connection waits for the answer.
         me.identity.identify(from, on: conn!) { caller in
             guard let caller else {
-                g_dbus_method_invocation_return_dbus_error(invocation, FerryError(.accessDenied, "").dbusName,
-                                                           "cannot tell which app is calling (its process is gone or unreadable)")
+                me.fail(invocation, FerryError(.accessDenied, "cannot tell which app is calling (its process is gone or unreadable)"))
                 return
             }
             me.answer(name, args, sender: from, caller: caller, invocation)
@@ -128,13 +130,28 @@ public final class BusService {
     /// Sends `body`'s values, or its error as the D-Bus error it names.
     func reply(_ invocation: OpaquePointer?, _ name: String, _ body: () throws -> [Value]) {
         do {
-            g_dbus_method_invocation_return_value(invocation, Value.tuple(try body()).makeGVariant())
+            let values = try body()
+            let call = GPointer(invocation)
+            outbox.send { g_dbus_method_invocation_return_value(call.pointer, Value.tuple(values).makeGVariant()) }
         } catch let e as FerryError {
-            g_dbus_method_invocation_return_dbus_error(invocation, e.dbusName, e.message)
+            fail(invocation, e)
         } catch {
             log.error("\(name) failed: \(error)")
-            g_dbus_method_invocation_return_dbus_error(invocation, FerryError(.failed, "").dbusName, "internal error: \(error)")
+            fail(invocation, FerryError(.failed, "internal error: \(error)"))
         }
+    }
+
+    /// Answers a call with a dev.ferry.Error (through the outbox, after what was queued before).
+    func fail(_ invocation: OpaquePointer?, _ e: FerryError) {
+        let call = GPointer(invocation), name = e.dbusName, message = e.message
+        outbox.send { g_dbus_method_invocation_return_dbus_error(call.pointer, name, message) }
+    }
+
+    /// A GDBus object (a method invocation, the connection) used on the outbox's thread: GDBus
+    /// may be called from any thread, and each invocation is answered exactly once.
+    struct GPointer: @unchecked Sendable {
+        let pointer: OpaquePointer?
+        init(_ pointer: OpaquePointer?) { self.pointer = pointer }
     }
 
     /// One line per method: unpack the (already type-checked) arguments into a request, hand it
@@ -250,8 +267,8 @@ public final class BusService {
     /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for ferry.desktop.
     func publishLauncher() {
         guard let c = connection else { return }
-        g_dbus_connection_emit_signal(c, nil, LauncherEntry.path, LauncherEntry.interface, "Update",
-                                      Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]).makeGVariant(), nil)
+        let body = Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]), conn = GPointer(c)
+        outbox.send { g_dbus_connection_emit_signal(conn.pointer, nil, LauncherEntry.path, LauncherEntry.interface, "Update", body.makeGVariant(), nil) }
     }
 
     /// The host's signals are broadcast (scripts listen with plain match rules). A sandboxed
@@ -260,12 +277,14 @@ public final class BusService {
     func emit(_ signal: AgentSignal, _ args: [Value], about app: String) {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
-        let body = Value.tuple(args).makeGVariant()
-        g_variant_ref_sink(body)
-        defer { g_variant_unref(body) }
         let destinations: [String?] = app.isEmpty ? [nil] : identity.peers(entitledTo: app)
-        for destination in destinations {
-            g_dbus_connection_emit_signal(c, destination, BusNames.path, BusNames.interface, signal.rawValue, body, nil)
+        let conn = GPointer(c), name = signal.rawValue
+        outbox.send {
+            let body = g_variant_ref_sink(Value.tuple(args).makeGVariant())
+            defer { g_variant_unref(body) }
+            for destination in destinations {
+                g_dbus_connection_emit_signal(conn.pointer, destination, BusNames.path, BusNames.interface, name, body, nil)
+            }
         }
     }
 }

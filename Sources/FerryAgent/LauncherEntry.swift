@@ -26,8 +26,7 @@ enum LauncherEntry {
         var vtable = GDBusInterfaceVTable()
         vtable.method_call = { _, _, _, _, _, _, invocation, user in
             let service = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-            let reply = Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(service.agent))])
-            g_dbus_method_invocation_return_value(invocation, reply.makeGVariant())
+            service.reply(invocation, "Query") { [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(service.agent))] }
         }
         let user = Unmanaged.passUnretained(service).toOpaque()
         g_dbus_connection_register_object(conn, path, g_dbus_node_info_lookup_interface(info, interface), &vtable, user, nil, nil)

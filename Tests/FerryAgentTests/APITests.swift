@@ -14,6 +14,16 @@ import Testing
     }
     func state(_ h: Harness, _ id: Int64) throws -> String { try h.show(id)["state"] as? String ?? "" }
 
+    /// Replies and signals leave the agent from its outbox thread in the order the loop made
+    /// them: a CreateDownloads reply comes after the TaskChanged of every task it created.
+    @Test func aReplyFollowsTheSignalsOfItsTurn() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let r = try h.run("/usr/bin/python3", [Harness.packageRoot + "/Tests/Support/reply-order.py", "1000"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n") == ["before-reply 1000", "total 1000"], "\(r.stdout)")
+    }
+
     /// The session methods refuse bad input with an error naming the problem; nothing else breaks.
     @Test func sessionMethodsRefuseBadInput() throws {
         let h = try Harness()
