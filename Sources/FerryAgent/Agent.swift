@@ -50,6 +50,8 @@ public final class Agent {
     let notifier: Notifier
     let network = NetworkWatch()
     private let wakes = Wakes()
+    /// Replies, signals and the store's syncs leave the loop through here, in order.
+    let outbox = BusOutbox()
     /// Checksums, fsyncs and copies of finished files: never on the loop thread.
     private let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
     private lazy var finalizing = FinalizeBatches(worker: fileWorker) { [weak self] results in
@@ -82,6 +84,18 @@ public final class Agent {
         }
         chmod(settings.stateDirectory, 0o700)
         store = try Store(path: settings.stateDirectory + "/ferry.sqlite3")
+        // A turn's sync runs on the outbox ahead of its messages: the loop goes on meanwhile.
+        store.syncLater = { [outbox, logSync = store.logSync, log] in
+            outbox.send {
+                do { try logSync.sync() } catch {
+                    // The kernel may have dropped the pages it could not write (fsync's error
+                    // is reported once): going on could report changes that are not on disk.
+                    log.critical("cannot make the agent's store durable (\(error)): exiting; a restart reloads what is on disk")
+                    fflush(stderr)
+                    _exit(74)   // EX_IOERR
+                }
+            }
+        }
         core = AgentCore(settings: settings.core)
         notifier = Notifier(logger: logger)
         notifier.enabled = settings.popups
@@ -173,7 +187,16 @@ public final class Agent {
         let work = afterCommit
         afterCommit = []
         taskChangedAt = [:]
-        for e in work { carryOut(e) }
+        // Messages queue behind the turn's sync in the outbox; what would reveal the turn by
+        // other ways (a popup, an app launched, files moved or deleted) waits for that sync too.
+        let awaitsSync = committed && store.lastBatchAwaitsSync
+        var afterSync: [AgentEffect] = []
+        for e in work {
+            if awaitsSync && e.revealsOutsideTheBus { afterSync.append(e) } else { carryOut(e) }
+        }
+        if !afterSync.isEmpty {
+            outbox.send { MainLoop.idle { [weak self] in for e in afterSync { self?.carryOut(e) } } }
+        }
         return committed
     }
 
@@ -285,5 +308,15 @@ public final class Agent {
             if let file = r.file { unlink(Finalizer.copyName(directory: (file as NSString).deletingLastPathComponent, task: id)) }
         }
         return staged
+    }
+}
+
+private extension AgentEffect {
+    /// Shows the user, or another program, what a turn did without going through the bus.
+    var revealsOutsideTheBus: Bool {
+        switch self {
+        case .popup, .launch, .finalize, .removeFiles: return true
+        default: return false
+        }
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
 
 /// Sends the agent's D-Bus messages — replies, errors, signals — from a thread of its own, in
-/// the order the loop handed them over. GDBus builds and serialises a message on the thread
-/// that sends it (about 9 µs for a TaskChanged here); a batch of a thousand new tasks means a
-/// thousand signals, and the loop would spend a third of its time on them. Here the loop only
-/// queues them and goes on, and the other core sends. One queue for every kind of message, so
-/// a reply still follows the signals of its turn, as before. The thread sleeps while the queue
-/// is empty (no wake-ups at rest).
+/// the order the loop handed them over, each behind the store's sync of the turn that made it
+/// (`LogSync`, queued here by the store). GDBus builds and serialises a message on the thread
+/// that sends it (about 9 µs for a TaskChanged here), and an fdatasync takes 0.1–1 ms: the loop
+/// only queues them and goes on, the other core sends and waits. One queue for everything, so a
+/// reply still follows the signals of its turn, and nothing leaves before the commit it reveals
+/// is on disk. The thread sleeps while the queue is empty (no wake-ups at rest).
 final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guarded by `condition`
     private let condition = NSCondition()
     private var queue: [() -> Void] = []

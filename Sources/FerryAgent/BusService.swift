@@ -18,8 +18,8 @@ public final class BusService {
     private var ownerID: UInt32 = 0
     private var registrationID: UInt32 = 0
     let identity = CallerIdentity()
-    /// Every reply and signal leaves through here, in order.
-    let outbox = BusOutbox()
+    /// Every reply and signal leaves through the agent's outbox, in order.
+    var outbox: BusOutbox { agent.outbox }
     private let nodeInfo: UnsafeMutablePointer<GDBusNodeInfo>
     private var onOutcome: (Outcome) -> Void = { _ in }
 

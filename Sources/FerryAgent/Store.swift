@@ -3,9 +3,10 @@ import Foundation
 import GRDB
 
 /// The agent's durable state in SQLite (WAL). A turn that wrote anything but checkpoints
-/// (`StoreWrite.isCheckpoint`) is durable when `batch` returns: SQLite runs with
-/// synchronous=NORMAL and the store fdatasyncs the log after such a commit, which is what FULL
-/// does for every commit (NORMAL still syncs the log's header and checkpoints).
+/// (`StoreWrite.isCheckpoint`) must be durable before anything reveals it: SQLite runs with
+/// synchronous=NORMAL and the store fdatasyncs the log after such a commit (`LogSync`), which is
+/// what FULL does for every commit (NORMAL still syncs the log's header and checkpoints) — when
+/// `batch` returns, or, in the agent, on its outbox thread ahead of the turn's messages.
 /// Every SQL statement of the agent lives in Store*.swift: the connection and schema here, rows
 /// in Store+Tasks and Store+Sessions, what the core reads and writes in Store+Ledger.
 final class Store {
@@ -21,14 +22,20 @@ final class Store {
     private var batchMustSync = false
     /// Writes made now are a running task's checkpoint.
     private var writingCheckpoint = false
-    /// The write-ahead log, opened once: fdatasync(2) after a commit that must be durable.
-    private var log: Int32 = -1
-    /// How many times the log was synced (the tests count the turns that waited for the disk).
+    /// fdatasync(2) of the write-ahead log after a commit that must be durable.
+    let logSync: LogSync
+    /// Set by the agent: a commit that must be durable is synced later, on its outbox thread,
+    /// before anything that reveals it leaves (see `Agent.turn`). Unset: the commit syncs inline.
+    var syncLater: (() -> Void)?
+    /// The last batch committed changes whose sync was handed to `syncLater`.
+    private(set) var lastBatchAwaitsSync = false
+    /// How many commits had to be made durable (the tests count the turns that wait for the disk).
     private(set) var logSyncs = 0
 
     init(path: String) throws {
         self.path = path
         stateDirectory = (path as NSString).deletingLastPathComponent
+        logSync = LogSync(path: path + "-wal")
         var config = Configuration()
         // A replacing agent (--replace) starts while the old one saves its last state.
         config.busyMode = .timeout(10)
@@ -38,26 +45,14 @@ final class Store {
         }
         queue = try DatabaseQueue(path: path, configuration: config)
         try Self.migrator.migrate(queue)
-        try syncLog()
+        try syncNow()
     }
 
-    deinit { if log >= 0 { close(log) } }
-
-    /// Makes every commit so far durable: fdatasync of the write-ahead log (FULL's commit step).
-    private func syncLog() throws {
-        var st = stat()
-        if log >= 0, fstat(log, &st) == 0, st.st_nlink > 0 {} else {
-            if log >= 0 { close(log) }
-            log = open(path + "-wal", O_RDONLY | O_CLOEXEC)
-            if log < 0 {
-                if errno == ENOENT { return }   // nothing written since the last checkpoint removed it
-                throw DatabaseError(resultCode: .SQLITE_IOERR, message: "cannot open the store's log: \(String(cString: strerror(errno)))")
-            }
-        }
+    /// Makes every commit so far durable, on this thread.
+    private func syncNow() throws {
         logSyncs += 1
-        if fdatasync(log) != 0 {
-            throw DatabaseError(resultCode: .SQLITE_IOERR_FSYNC, message: "cannot sync the store's log: \(String(cString: strerror(errno)))")
-        }
+        logSync.noteCommit()
+        try logSync.sync()
     }
 
     /// Writes a running task's checkpoint (see `StoreWrite.isCheckpoint`).
@@ -73,6 +68,7 @@ final class Store {
     func batch<T>(_ body: () throws -> T) throws -> T {
         assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
         if openBatch != nil { return try body() }
+        lastBatchAwaitsSync = false
         return try queue.inDatabase { db in
             openBatch = db
             batchWrote = false
@@ -82,7 +78,16 @@ final class Store {
                 let result = try body()
                 if batchWrote {
                     try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-                    if batchMustSync { try syncLog() }
+                    if batchMustSync {
+                        if let later = syncLater {
+                            logSyncs += 1
+                            logSync.noteCommit()
+                            lastBatchAwaitsSync = true
+                            later()
+                        } else {
+                            try syncNow()
+                        }
+                    }
                 }
                 return result
             } catch {
@@ -109,7 +114,7 @@ final class Store {
             return try body(db)
         }
         let result = try queue.write(body)
-        try syncLog()
+        try syncNow()
         return result
     }
 

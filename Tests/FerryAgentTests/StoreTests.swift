@@ -34,6 +34,36 @@ import Testing
         #expect(try store.task(1)?.state == .completed && store.task(2)?.state == .queued)
     }
 
+    /// In the agent a durable turn's sync is handed on (to the outbox, ahead of the turn's
+    /// messages) instead of waited for; one sync covers every commit noted before it.
+    @Test func aDurableTurnsSyncIsHandedOnAndCoversEarlierCommits() throws {
+        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(path: dir + "/ferry.sqlite3")
+        var handedOn = 0
+        store.syncLater = { handedOn += 1 }
+        var r = TaskRecord(id: 1, session: "s", url: "http://a/f", host: "a")
+        let disk = store.logSync.diskSyncs
+        try store.batch { try store.apply(.insert([r]), now: 1) }
+        #expect(handedOn == 1 && store.lastBatchAwaitsSync, "a new task's sync is handed on")
+        #expect(store.logSync.diskSyncs == disk, "and not made on the loop")
+        r.state = .running
+        try store.batch { try store.apply(.update(r), now: 2) }
+        #expect(handedOn == 1 && !store.lastBatchAwaitsSync, "a checkpoint needs none")
+        r.state = .completed
+        try store.batch { try store.apply(.update(r), now: 3) }
+        #expect(handedOn == 2)
+        // The two syncs handed on: the first covers both commits, the second finds nothing to do.
+        try store.logSync.sync()
+        try store.logSync.sync()
+        #expect(store.logSync.diskSyncs == disk + 1)
+        r.received = 1
+        try store.batch { try store.apply(.update(r), now: 4) }
+        try store.logSync.sync()
+        #expect(store.logSync.diskSyncs == disk + 2, "a later commit gets a sync of its own")
+    }
+
     /// The scheduler's shortcut: queued tasks counted per host as tasks change.
     @Test func queuedTasksAreCountedPerHostAndAFullHostIsNotScanned() throws {
         let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
