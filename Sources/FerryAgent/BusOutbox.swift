@@ -13,8 +13,10 @@ final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guar
     private var sending = false
 
     init() {
-        let thread = Thread { [unowned self] in run() }
-        thread.name = "ferry-bus-out"
+        let thread = Thread { [unowned self] in
+            Thread.current.name = "ferry-bus-out"   // named in top, perf, /proc
+            run()
+        }
         thread.start()
     }
 
