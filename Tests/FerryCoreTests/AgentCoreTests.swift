@@ -79,6 +79,16 @@ import Testing
         #expect(try d.wake(.launcher).filter { $0 == .launcherChanged }.count == 1)
     }
 
+    @Test func aStartUsesTheRowTheQueueReadNotAnotherRead() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let ids = try ["a", "b"].map { try d.download("http://\($0)/f") }
+        let reads = d.ledger.taskReads
+        #expect(Set(try d.wake(.schedule).started) == Set(ids))
+        #expect(d.ledger.taskReads == reads)
+    }
+
     @Test func pausedNewTasksAskForNoSchedulingTurn() throws {
         var d = CoreDriver()
         try d.start()

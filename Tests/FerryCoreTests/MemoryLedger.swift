@@ -10,8 +10,13 @@ final class MemoryLedger: AgentLedger {
     var finished: [String: Int64] = [:]
     var badge = 0
     var staged: [Int64: Int64] = [:]
+    /// Rows read one by one (task(_:)): the tests count the reads a step costs.
+    var taskReads = 0
 
-    func task(_ id: Int64) throws -> TaskRecord? { tasks[id] }
+    func task(_ id: Int64) throws -> TaskRecord? {
+        taskReads += 1
+        return tasks[id]
+    }
     func session(_ identifier: String) throws -> SessionConfig? { sessions[identifier] }
     func tasks(sessions: [String]?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
         Array(tasks.values.filter { $0.id > afterID && (sessions?.contains($0.session) ?? true) }.sorted { $0.id < $1.id }.prefix(limit))

@@ -1,13 +1,14 @@
 /// Tasks: machine events, what their actions mean for the agent, scheduling, retries, the network.
 extension AgentCore {
     /// Runs one machine event for a task (running or stored) and carries out its actions.
+    /// `stored`: the task's row as this turn just read it (spares reading it again).
     @discardableResult
-    mutating func withMachine(_ id: Int64, _ ledger: AgentLedger,
+    mutating func withMachine(_ id: Int64, _ ledger: AgentLedger, stored: TaskRecord? = nil,
                               _ body: (inout TaskMachine, _ now: Int64) throws -> [TaskMachine.Action]) throws -> TaskRecord {
         var m: TaskMachine
         if let live = machines[id] {
             m = live
-        } else if let r = try ledger.task(id) {
+        } else if let r = try stored ?? ledger.task(id) {
             m = TaskMachine(r)
         } else {
             throw FerryError(.noSuchTask, "no task with id \(id)")
@@ -235,7 +236,7 @@ extension AgentCore {
         for r in next {
             let unstaged = r.kind == .upload || mayHaveStaged.map { !$0.contains(r.id) } == true
             let partial = unstaged ? 0 : ledger.stagedBytes(r.id)
-            _ = try? withMachine(r.id, ledger) { m, now in m.start(partialBytes: partial, now: now) }
+            _ = try? withMachine(r.id, ledger, stored: r) { m, now in m.start(partialBytes: partial, now: now) }
         }
     }
 
