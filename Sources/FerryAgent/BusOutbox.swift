@@ -28,6 +28,21 @@ final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guar
         condition.unlock()
     }
 
+    /// A reply: sent at once, on the caller's thread, when nothing is queued or being sent (a
+    /// read's answer then needs no hop to the other thread); otherwise queued behind the rest.
+    /// Only the loop queues, so nothing can slip in between the look and the send.
+    func reply(_ message: @escaping () -> Void) {
+        condition.lock()
+        guard queue.isEmpty && !sending else {
+            queue.append(message)
+            if queue.count == 1 && !sending { condition.broadcast() }
+            condition.unlock()
+            return
+        }
+        condition.unlock()
+        message()
+    }
+
     /// Returns once everything queued so far is handed to GDBus (before the agent exits).
     func drain() {
         condition.lock()

@@ -132,7 +132,7 @@ public final class BusService {
         do {
             let values = try body()
             let call = GPointer(invocation)
-            outbox.send { g_dbus_method_invocation_return_value(call.pointer, Value.tuple(values).makeGVariant()) }
+            outbox.reply { g_dbus_method_invocation_return_value(call.pointer, Value.tuple(values).makeGVariant()) }
         } catch let e as FerryError {
             fail(invocation, e)
         } catch {
@@ -144,7 +144,7 @@ public final class BusService {
     /// Answers a call with a dev.ferry.Error (through the outbox, after what was queued before).
     func fail(_ invocation: OpaquePointer?, _ e: FerryError) {
         let call = GPointer(invocation), name = e.dbusName, message = e.message
-        outbox.send { g_dbus_method_invocation_return_dbus_error(call.pointer, name, message) }
+        outbox.reply { g_dbus_method_invocation_return_dbus_error(call.pointer, name, message) }
     }
 
     /// A GDBus object (a method invocation, the connection) used on the outbox's thread: GDBus
