@@ -236,9 +236,9 @@ public final class Agent {
 
     private func carryOut(_ e: AgentEffect) {
         switch e {
-        case .startTransfer(let r, let plan, let stall, let credential):
+        case .startTransfer(let r, let plan, _, let credential):   // the core watches for stalls
             log.debug("task \(r.id): starting at byte \(plan.offset)")
-            transfers.start(r, plan, stallSeconds: stall, credential: credential)
+            transfers.start(r, plan, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
         case .dropConnections: transfers.dropConnections()
         case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)

@@ -5,6 +5,7 @@ import Glibc
 
 /// Settings that apply to every transfer.
 public struct TransferSettings: Sendable {
+    /// No byte for this long ends an attempt (the core's stall check, not curl's speed check).
     public var stallSeconds: Int = 60
     public var connectTimeoutSeconds: Int = 30
     public var maxRedirects: Int = 10
@@ -171,8 +172,6 @@ final class Transfer {
         ferry_easy_setopt_long(easy, CURLOPT_FAILONERROR, 1)
         ferry_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
-        ferry_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, settings.stallSeconds)
         ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
         ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)

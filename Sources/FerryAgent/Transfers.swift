@@ -42,10 +42,8 @@ final class Transfers {
     /// Starts an attempt: its staging file and curl handle are prepared on a worker thread, then
     /// curl gets it on the loop. One that cannot even begin comes back as
     /// `transferCouldNotStart` (ENOSPC waits for space, the rest fails clearly).
-    func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?) {
-        var transferSettings = settings
-        transferSettings.stallSeconds = stallSeconds
-        let s = transferSettings
+    func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
+        let s = settings
         let staging = Paths.staging(stateDirectory, task: r.id)
         preparing.insert(r.id)
         let handoff = handoff

@@ -119,6 +119,32 @@ import Testing
         #expect(offsets.first { $0.0 == b }?.1 == 0)
     }
 
+    /// The core's stall check (curl's speed check woke every transfer once a second): one wake
+    /// at the earliest possible stall; a transfer without a byte for its stall time is stopped and
+    /// retried from what it kept, one that moves is left alone.
+    @Test func aTransferWithoutBytesForItsStallTimeIsStoppedAndRetried() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let quiet = try d.download("http://a/1"), moving = try d.download("http://b/2")
+        let started = d.now + 1_000
+        let effects = try d.wake(.schedule)
+        #expect(Set(effects.started) == [quiet, moving])
+        #expect(effects.contains(.wake(.stall, at: started + 60_000_000)))
+        d.now += 30_000_000
+        try d.run(.progressed(task: moving, received: 4_096))
+        d.now = started + 60_000_000
+        let check = try d.wake(.stall)
+        #expect(check.stopped == [quiet])
+        #expect(d.ledger.tasks[quiet]?.state == .waiting && d.ledger.tasks[quiet]?.reason == .retry)
+        #expect(d.ledger.tasks[moving]?.state == .running)
+        let movedAt = started + 30_000_000 + 1_000
+        #expect(check.contains(.wake(.stall, at: movedAt + 60_000_000)), "the next check: when the moving one could stall")
+        d.now = movedAt + 60_000_000
+        #expect(try d.wake(.stall).stopped == [moving])
+        #expect(try d.wake(.schedule).wakes.contains(.stall) == false, "nothing attached: no stall wake")
+    }
+
     @Test func aTransientFailureRetriesThroughOneWake() throws {
         var d = CoreDriver()
         try d.start()

@@ -44,11 +44,13 @@ extension AgentCore {
                 attached.insert(id)
                 mayHaveStaged?.insert(id)
                 scheduler.started(host: r.host, session: r.session)
+                watchForStall(id, seconds: stall, from: plan.offset)
                 out.append(.startTransfer(r, plan, stallSeconds: stall, credential: credentials[id]))
                 launcherProgressChanged()
             case .stopTransfer:
                 // Not journaled as detached: if the turn cannot commit, the stop never happens.
                 if attached.remove(id) != nil {
+                    stallWatches[id] = nil
                     out.append(.stopTransfer(id))
                     scheduler.stopped(host: r.host, session: r.session)
                     launcherProgressChanged()
@@ -114,6 +116,7 @@ extension AgentCore {
 
     mutating func progressed(_ id: Int64, _ received: Int64, _ ledger: AgentLedger) {
         guard attached.contains(id), let m = machines[id], m.record.received != received else { return }
+        stallWatches[id]?.lastMoved = now
         _ = try? withMachine(id, ledger) { m, now in m.progressed(received: received, now: now) }
         progressMoved.insert(id)
         launcherProgressChanged()
@@ -136,6 +139,7 @@ extension AgentCore {
     }
 
     mutating func transferEnded(_ id: Int64, received: Int64, _ outcome: TransferOutcome, _ ledger: AgentLedger) {
+        stallWatches[id] = nil
         guard attached.remove(id) != nil, let r = machines[id]?.record else { return }
         journal?.detached.insert(id)
         scheduler.stopped(host: r.host, session: r.session)
@@ -156,6 +160,7 @@ extension AgentCore {
 
     /// ENOSPC waits for space; anything else fails clearly.
     mutating func transferCouldNotStart(_ id: Int64, _ outcome: TransferOutcome, _ ledger: AgentLedger) {
+        stallWatches[id] = nil
         guard attached.remove(id) != nil, let r = machines[id]?.record else { return }
         journal?.detached.insert(id)
         scheduler.stopped(host: r.host, session: r.session)

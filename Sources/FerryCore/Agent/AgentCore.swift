@@ -64,6 +64,10 @@ public struct AgentCore: Sendable {
     /// Wakes armed and not yet due (the shell keeps one of each).
     var armed: Set<AgentWake> = []
     var retryArmedAt: Int64?
+    /// Attached transfers' stall watches (see AgentCore+Stalls; not journaled: a lost entry is
+    /// made again at the next check).
+    var stallWatches: [Int64: StallWatch] = [:]
+    var stallArmedAt: Int64?
 
     /// The effects of the input being handled.
     var out: [AgentEffect] = []
@@ -126,6 +130,7 @@ public struct AgentCore: Sendable {
         case .relaunch(let session): considerLaunch(session)
         case .pendingLaunches: for id in queues.keys.sorted() { considerLaunch(id) }
         case .prune: pruneEndedTasks(ledger)
+        case .stall: checkStalls(ledger)
         }
     }
 

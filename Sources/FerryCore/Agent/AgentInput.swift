@@ -78,6 +78,8 @@ public enum AgentWake: Hashable, Sendable {
     case pendingLaunches
     /// Retention: look for ended tasks old enough to leave the list.
     case prune
+    /// The earliest moment a running transfer may have stalled (no byte for its stall time).
+    case stall
 }
 
 /// A user name and password an app gave in answer to a challenge (memory only).
