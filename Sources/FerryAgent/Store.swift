@@ -79,13 +79,13 @@ final class Store {
                 if batchWrote {
                     try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
                     if batchMustSync {
+                        logSyncs += 1
+                        logSync.noteCommit()
                         if let later = syncLater {
-                            logSyncs += 1
-                            logSync.noteCommit()
                             lastBatchAwaitsSync = true
                             later()
                         } else {
-                            try syncNow()
+                            try logSync.sync()
                         }
                     }
                 }

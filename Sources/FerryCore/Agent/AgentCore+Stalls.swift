@@ -16,14 +16,7 @@ extension AgentCore {
     mutating func watchForStall(_ id: Int64, seconds: Int, from offset: Int64) {
         let watch = StallWatch(lastMoved: now, limit: Int64(max(1, seconds)) * 1_000_000, offset: offset)
         stallWatches[id] = watch
-        armStallCheck(at: now + watch.limit)
-    }
-
-    private mutating func armStallCheck(at: Int64) {
-        if let armedAt = stallArmedAt, armedAt <= at { return }
-        stallArmedAt = at
-        armed.remove(.stall)
-        wake(.stall, at: at)
+        wake(.stall, noLaterThan: now + watch.limit, dueAt: \.stallArmedAt)
     }
 
     mutating func checkStalls(_ ledger: AgentLedger) {
@@ -40,7 +33,7 @@ extension AgentCore {
                 next = min(next ?? .max, watch.lastMoved + watch.limit)
             }
         }
-        if let next { armStallCheck(at: next) }
+        if let next { wake(.stall, noLaterThan: next, dueAt: \.stallArmedAt) }
     }
 
     /// Detaches the transfer (the shell keeps its bytes on disk) and ends the attempt as curl

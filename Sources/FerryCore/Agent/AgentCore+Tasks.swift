@@ -72,11 +72,7 @@ extension AgentCore {
                     out.append(.finalize(r, defaultDirectory: dir))
                 }
             case .scheduleRetry(let at):
-                if retryArmedAt.map({ at < $0 }) ?? true {
-                    retryArmedAt = at
-                    armed.remove(.retry)
-                    wake(.retry, at: at)
-                }
+                wake(.retry, noLaterThan: at, dueAt: \.retryArmedAt)
             case .emit(let event):
                 tellUser(event, r)
                 if event.isProgress { launcherProgressChanged() }
@@ -262,10 +258,8 @@ extension AgentCore {
         if due.count == 1_000 {
             retryArmedAt = now
             wake(.retry, at: now)
-        } else if let at = try? ledger.earliestRetry(after: now), retryArmedAt.map({ at < $0 }) ?? true {
-            retryArmedAt = at
-            armed.remove(.retry)
-            wake(.retry, at: at)
+        } else if let at = try? ledger.earliestRetry(after: now) {
+            wake(.retry, noLaterThan: at, dueAt: \.retryArmedAt)
         }
         wake(.schedule)
     }

@@ -140,6 +140,15 @@ public struct AgentCore: Sendable {
         out.append(.wake(wake, at: at))
     }
 
+    /// One wake for the earliest of many moments (retries, stalls): asks to be woken at `at`
+    /// unless that wake is already due no later; `dueAt` remembers when it is due.
+    mutating func wake(_ wake: AgentWake, noLaterThan at: Int64, dueAt: WritableKeyPath<AgentCore, Int64?>) {
+        if let due = self[keyPath: dueAt], due <= at { return }
+        self[keyPath: dueAt] = at
+        armed.remove(wake)
+        self.wake(wake, at: at)
+    }
+
     mutating func log(_ level: LogLevel, _ message: String) { out.append(.log(level, message)) }
 
     // MARK: - Start
