@@ -43,7 +43,9 @@ public struct AgentSettings: Sendable {
 /// happens.
 public final class Agent {
     let settings: AgentSettings
-    let store: Store
+    /// Opened by `start`, once the bus name is this agent's: the store is locked to one agent,
+    /// and a replaced agent lets go of it only as it exits.
+    private(set) var store: Store!
     let log: Logger
     private(set) var core: AgentCore
     let transfers: Transfers
@@ -83,19 +85,6 @@ public final class Agent {
             throw FerryError(.failed, "cannot create the state directory \(settings.stateDirectory)")
         }
         chmod(settings.stateDirectory, 0o700)
-        store = try Store(path: settings.stateDirectory + "/ferry.sqlite3")
-        // A turn's sync runs on the outbox ahead of its messages: the loop goes on meanwhile.
-        store.syncLater = { [outbox, logSync = store.logSync, log] in
-            outbox.send {
-                do { try logSync.sync() } catch {
-                    // The kernel may have dropped the pages it could not write (fsync's error
-                    // is reported once): going on could report changes that are not on disk.
-                    log.critical("cannot make the agent's store durable (\(error)): exiting; a restart reloads what is on disk")
-                    fflush(stderr)
-                    _exit(74)   // EX_IOERR
-                }
-            }
-        }
         core = AgentCore(settings: settings.core)
         notifier = Notifier(logger: logger)
         notifier.enabled = settings.popups
@@ -116,6 +105,7 @@ public final class Agent {
 
     /// Restores state after a start (or a crash) and starts whatever may run.
     public func start() throws {
+        store = try openStore()
         let staged = removeLeftoversOfCompletedTasks()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
@@ -127,14 +117,36 @@ public final class Agent {
         feed(.started(state))
     }
 
+    var storePath: String { settings.stateDirectory + "/ferry.sqlite3" }
+
+    private func openStore() throws -> Store {
+        let store = try Store(path: storePath)
+        // A turn's sync runs on the outbox ahead of its messages: the loop goes on meanwhile.
+        store.syncLater = { [outbox, logSync = store.logSync, log] in
+            outbox.send {
+                do { try logSync.sync() } catch {
+                    // The kernel may have dropped the pages it could not write (fsync's error
+                    // is reported once): going on could report changes that are not on disk.
+                    log.critical("cannot make the agent's store durable (\(error)): exiting; a restart reloads what is on disk")
+                    fflush(stderr)
+                    _exit(74)   // EX_IOERR
+                }
+            }
+        }
+        return store
+    }
+
     /// Stops every transfer so that it resumes on the next start; bytes on disk are kept.
     public func shutdown() {
+        guard store != nil else { return }   // never started (the name was another agent's)
         let received = transfers.stopAll()
         feed(.stopping(received: received))
     }
 
     /// A request from the bus: its answer, given only once its changes are durable.
     func request(_ r: AgentRequest) throws -> AgentReply {
+        // Only a call to the agent's unique name can come before the well-known name is its own.
+        guard store != nil else { throw FerryError(.storeUnavailable, "the agent is starting: its store is not open yet") }
         var reply: Result<AgentReply, Error> = .success(.none)
         let committed = turn { reply = Result { try handle(request: r) } }
         let answer = try reply.get()

@@ -243,7 +243,7 @@ public final class BusService {
             var tasks: [TaskState: Int] = [:]
             for (k, v) in counts { if let s = TaskState(rawValue: k) { tasks[s] = v } }
             // A sandboxed app learns nothing of the host's file system.
-            let store = caller == .host ? agent.store.path : ""
+            let store = caller == .host ? agent.storePath : ""
             return [.dict(AgentStatus(version: FerryRelease.version, store: store, pid: Int64(getpid()),
                                       tasks: tasks, running: running, badge: badge).bus)]
         case .sessionInfo(let info): return [.dict(info.bus)]

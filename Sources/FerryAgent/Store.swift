@@ -37,14 +37,23 @@ final class Store {
         stateDirectory = (path as NSString).deletingLastPathComponent
         logSync = LogSync(path: path + "-wal")
         var config = Configuration()
-        // A replacing agent (--replace) starts while the old one saves its last state.
+        // A replacing agent (--replace) waits while the old one saves its last state and exits.
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
+            // One agent a store: the first read locks the file until this agent exits, so a
+            // second agent (another session's bus, a replaced one still saving) cannot run the
+            // same tasks. Set before WAL is first used, SQLite then keeps the log's index in
+            // memory and takes no lock per transaction.
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        queue = try DatabaseQueue(path: path, configuration: config)
-        try Self.migrator.migrate(queue)
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+            try Self.migrator.migrate(queue)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_BUSY {
+            throw FerryError(.storeUnavailable, "the store \(path) is in use by another ferryd (on another session bus?): one agent a state folder")
+        }
         try syncNow()
     }
 

@@ -282,6 +282,25 @@ import Testing
         #expect(try h.client().call("GetStatus").first?.dictValue?["pid"]?.int64Value == Int64(h.agent!.processIdentifier))
     }
 
+    /// Another login of the same user has its own session bus, and its agent the same state
+    /// folder: it must not run this agent's tasks too. It stops, saying why; this one goes on.
+    @Test func anAgentOnAnotherBusCannotTakeTheSameStore() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let c = try h.client()
+        try open(c, "app")
+        let paused = try create(c, "app", "http://127.0.0.1:9/x", ["paused": .bool(true)])
+        let otherLogin = try Harness()
+        let log = otherLogin.root + "/second.log"
+        let second = try otherLogin.spawnWaitable(Harness.ferryd, ["--state-dir", h.state, "--log-level", "info"], errors: log)
+        try otherLogin.waitForExit(second, "the second agent", timeout: 30)
+        #expect(second.terminationStatus != 0)
+        let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(said.contains("in use by another ferryd"), "\(said)")
+        #expect(try state(h, paused) == "paused")
+        #expect(h.agent?.isRunning == true)
+    }
+
     @Test func perHostLimitQueuesTheRest() throws {
         let h = try Harness()
         try h.startFaultServer()

@@ -327,14 +327,14 @@ final class Harness: @unchecked Sendable {
     }
 
     /// A helper process the test waits for (killed with the harness if still running).
-    func spawnWaitable(_ exe: String, _ args: [String], output: String? = nil) throws -> Process {
+    func spawnWaitable(_ exe: String, _ args: [String], output: String? = nil, errors: String? = nil) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         p.environment = environment
-        if let output { FileManager.default.createFile(atPath: output, contents: nil) }
+        for path in [output, errors].compactMap({ $0 }) { FileManager.default.createFile(atPath: path, contents: nil) }
         p.standardOutput = output.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        p.standardError = errors.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
         try p.run()
         background.append(p)
         return p
