@@ -18,7 +18,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
@@ -30,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libnotify-dev"])]),
         .systemLibrary(name: "CGtk", path: "Sources/CGtk", pkgConfig: "gtk4",
                        providers: [.apt(["libgtk-4-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CFerryShim", dependencies: ["CGLib", "CCurl"], path: "Sources/CFerryShim"),
 
         // Pure decisions: no C, no I/O.
@@ -41,9 +42,7 @@ let package = Package(
                 path: "Sources/FerryBus", swiftSettings: agentSwift),
         // The agent's I/O shell: curl, SQLite, GDBus, all on one GLib main loop.
         .target(name: "FerryAgent",
-                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CFerryShim",
-                               .product(name: "GRDB", package: "GRDB.swift"),
-                               .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CFerryShim",
                                .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),
         .executableTarget(name: "ferryd", dependencies: ["FerryAgent",
@@ -68,8 +67,7 @@ let package = Package(
                           swiftSettings: agentSwift),
 
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
-        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry", "FerryAgent",
-                                                            .product(name: "GRDBSQLite", package: "GRDB.swift")],
+        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry", "FerryAgent", "CSQLite"],
                     path: "Tests/FerryAgentTests", swiftSettings: agentSwift),
     ]
 )

@@ -1,5 +1,5 @@
+import CSQLite
 import Foundation
-import GRDB
 
 /// Makes the store's commits durable: fdatasync(2) of its write-ahead log, what SQLite's FULL
 /// does at every commit (the store runs with NORMAL). Callable from any thread, one sync at a
@@ -42,13 +42,13 @@ final class LogSync: @unchecked Sendable {   // counters under `counts`, the des
             log = open(path, O_RDONLY | O_CLOEXEC)
             if log < 0 {
                 guard errno == ENOENT else {   // ENOENT: nothing written since a checkpoint removed it
-                    throw DatabaseError(resultCode: .SQLITE_IOERR, message: "cannot open the store's log: \(String(cString: strerror(errno)))")
+                    throw SQLiteError(code: SQLITE_IOERR, message: "cannot open the store's log: \(String(cString: strerror(errno)))")
                 }
             }
         }
         diskSyncs += 1
         if log >= 0, fdatasync(log) != 0 {
-            throw DatabaseError(resultCode: .SQLITE_IOERR_FSYNC, message: "cannot sync the store's log: \(String(cString: strerror(errno)))")
+            throw SQLiteError(code: SQLITE_IOERR, message: "cannot sync the store's log: \(String(cString: strerror(errno)))")
         }
         counts.lock()
         synced = max(synced, target)

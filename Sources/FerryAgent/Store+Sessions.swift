@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import GRDB
 
 /// Sessions, their event queues, and small agent-wide values (the badge).
 extension Store {
@@ -8,17 +7,17 @@ extension Store {
 
     func session(_ identifier: String) throws -> SessionConfig? {
         try read { db in
-            try String.fetchOne(db.cachedStatement(sql: "SELECT config FROM sessions WHERE identifier = ?"), arguments: [identifier])
+            try db.cached("SELECT config FROM sessions WHERE identifier = ?").text([identifier])
         }.flatMap { try? JSONDecoder().decode(SessionConfig.self, from: Data($0.utf8)) }
     }
 
     func saveSession(_ identifier: String, _ config: SessionConfig, now: Int64) throws {
         let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
         try recording("the session \(identifier)") { try write { db in
-            try db.execute(sql: """
+            try db.cached("""
                 INSERT INTO sessions(identifier, config, created) VALUES (?, ?, ?)
                 ON CONFLICT(identifier) DO UPDATE SET config = excluded.config
-                """, arguments: [identifier, json, now])
+                """).run([identifier, json, now])
         } }
     }
 
@@ -26,16 +25,16 @@ extension Store {
     func loadEventQueues() throws -> [String: EventQueue] {
         try read { db in
             var out: [String: EventQueue] = [:]
-            let sessions = try Row.fetchAll(db, sql: "SELECT identifier, last_seq FROM sessions")
-            for s in sessions {
-                let id: String = s["identifier"]
-                let rows = try Row.fetchAll(db, sql: "SELECT seq, task, event FROM events WHERE session = ? ORDER BY seq", arguments: [id])
-                let events: [QueuedEvent] = rows.compactMap { r in
-                    let json: String = r["event"]
-                    guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(json.utf8)) else { return nil }
-                    return QueuedEvent(seq: UInt64(r["seq"] as Int64), task: r["task"], event: e)
+            var sessions: [(String, Int64)] = []
+            try db.prepare("SELECT identifier, last_seq FROM sessions").rows { sessions.append(($0.text(0), $0.int(1))) }
+            let eventsOf = try db.prepare("SELECT seq, task, event FROM events WHERE session = ? ORDER BY seq")
+            for (id, lastSeq) in sessions {
+                var events: [QueuedEvent] = []
+                try eventsOf.rows([id]) { r in
+                    guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(r.text(2).utf8)) else { return }
+                    events.append(QueuedEvent(seq: UInt64(r.int(0)), task: r.int(1), event: e))
                 }
-                out[id] = EventQueue(lastSeq: UInt64(s["last_seq"] as Int64), restored: events)
+                out[id] = EventQueue(lastSeq: UInt64(lastSeq), restored: events)
             }
             return out
         }
@@ -44,23 +43,23 @@ extension Store {
     func appendEvent(session: String, _ e: QueuedEvent) throws {
         let json = String(decoding: try JSONEncoder().encode(e.event), as: UTF8.self)
         try write { db in
-            try db.cachedStatement(sql: "INSERT INTO events(session, seq, task, event) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [session, Int64(e.seq), e.task, json])
-            try db.cachedStatement(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?")
-                .execute(arguments: [Int64(e.seq), session])
+            try db.cached("INSERT INTO events(session, seq, task, event) VALUES (?, ?, ?, ?)")
+                .run([session, Int64(e.seq), e.task, json])
+            try db.cached("UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?")
+                .run([Int64(e.seq), session])
         }
     }
 
     func setLastSeq(session: String, _ seq: UInt64) throws {
         try write { db in
-            try db.cachedStatement(sql: "UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?")
-                .execute(arguments: [Int64(seq), session])
+            try db.cached("UPDATE sessions SET last_seq = MAX(last_seq, ?) WHERE identifier = ?")
+                .run([Int64(seq), session])
         }
     }
 
     func deleteEvents(session: String, upTo seq: UInt64) throws {
         try write { db in
-            try db.cachedStatement(sql: "DELETE FROM events WHERE session = ? AND seq <= ?").execute(arguments: [session, Int64(seq)])
+            try db.cached("DELETE FROM events WHERE session = ? AND seq <= ?").run([session, Int64(seq)])
         }
     }
 
@@ -68,26 +67,26 @@ extension Store {
     // MARK: Meta
 
     func meta(_ key: String) throws -> String? {
-        try read { db in try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = ?"), arguments: [key]) }
+        try read { db in try db.cached("SELECT value FROM meta WHERE key = ?").text([key]) }
     }
 
     /// Cached: the badge is written at every completion.
     func setMeta(_ key: String, _ value: String) throws {
         try write { db in
-            try db.cachedStatement(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-                .execute(arguments: [key, value])
+            try db.cached("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+                .run([key, value])
         }
     }
 
     func finishedEvents(session: String) throws -> Int64 {
         try read { db in
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT finished_events FROM sessions WHERE identifier = ?"), arguments: [session]) ?? 0
+            try db.cached("SELECT finished_events FROM sessions WHERE identifier = ?").integer([session]) ?? 0
         }
     }
 
     func setFinishedEvents(session: String, at time: Int64) throws {
         try write { db in
-            try db.cachedStatement(sql: "UPDATE sessions SET finished_events = ? WHERE identifier = ?").execute(arguments: [time, session])
+            try db.cached("UPDATE sessions SET finished_events = ? WHERE identifier = ?").run([time, session])
         }
     }
 
@@ -95,9 +94,8 @@ extension Store {
     func allSessions() throws -> [String: SessionConfig] {
         try read { db in
             var out: [String: SessionConfig] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT identifier, config FROM sessions") {
-                let json: String = row["config"]
-                out[row["identifier"]] = (try? JSONDecoder().decode(SessionConfig.self, from: Data(json.utf8))) ?? SessionConfig()
+            try db.prepare("SELECT identifier, config FROM sessions").rows { row in
+                out[row.text(0)] = (try? JSONDecoder().decode(SessionConfig.self, from: Data(row.text(1).utf8))) ?? SessionConfig()
             }
             return out
         }

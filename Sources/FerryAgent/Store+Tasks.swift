@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import GRDB
 
 /// Task rows.
 extension Store {
@@ -9,47 +8,47 @@ extension Store {
     /// Inserts tasks with the ids the core gave them (after `lastTaskID`).
     func insert(_ records: [TaskRecord]) throws {
         try recording(records.count == 1 ? "the request" : "the \(records.count) requests") { try write { db in
-            let stmt = try db.cachedStatement(sql: """
+            let stmt = try db.cached("""
                 INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                     directory, output, file, suggested_name, sha256, description, headers, error, error_name,
                     attempts, retry_at, created, updated, kind, method, upload_file, id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            for r in records { try TaskColumns.execute(stmt.sqliteStatement, on: db.sqliteConnection!, binding: r) }
+            for r in records { try TaskColumns.execute(stmt, binding: r) }
         } }
     }
 
     func update(_ r: TaskRecord) throws {
         try write { db in
             // Cached: compiled once, not for every change of every task.
-            let stmt = try db.cachedStatement(sql: """
+            let stmt = try db.cached("""
                 UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
                     kind=?, method=?, upload_file=?
                 WHERE id = ?
                 """)
-            try TaskColumns.execute(stmt.sqliteStatement, on: db.sqliteConnection!, binding: r)
+            try TaskColumns.execute(stmt, binding: r)
         }
     }
 
     func task(_ id: Int64) throws -> TaskRecord? {
         try read { db in
-            try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id = ?"), [id]).first
+            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE id = ?"), [id]).first
         }
     }
 
     /// `session IN (...)` for a list of sessions, nothing for all.
-    private static func scope(_ sessions: [String]?) -> (sql: String, args: StatementArguments) {
+    private static func scope(_ sessions: [String]?) -> (sql: String, args: [any SQLiteValue]) {
         guard let sessions else { return ("", []) }
         return (" AND session IN (" + Array(repeating: "?", count: sessions.count).joined(separator: ",") + ")",
-                StatementArguments(sessions))
+                sessions)
     }
 
     func tasks(sessions: [String]?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
         let scope = Self.scope(sessions)
         return try read { db in
-            try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE id > ?\(scope.sql) ORDER BY id LIMIT ?"),
+            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE id > ?\(scope.sql) ORDER BY id LIMIT ?"),
                              [afterID] + scope.args + [limit])
         }
     }
@@ -59,7 +58,7 @@ extension Store {
         let scope = Self.scope(sessions)
         let filter = (active ? "NOT " : "") + "state IN ('completed', 'failed', 'canceled')" + scope.sql
         let sql = "SELECT \(Self.taskColumns) FROM tasks WHERE \(filter) ORDER BY id\(active ? "" : " DESC") LIMIT ? OFFSET ?"
-        return try read { db in try Self.records(db.cachedStatement(sql: sql), scope.args + [limit, offset]) }
+        return try read { db in try Self.records(db.cached(sql), scope.args + [limit, offset]) }
     }
 
     /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
@@ -70,8 +69,8 @@ extension Store {
         return try read { db in
             // Every host with queued tasks is full (or none has any): nothing to read.
             if !excludingHosts.isEmpty {
-                let any = try Int64.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(excludingHosts.count))) LIMIT 1"),
-                                             arguments: StatementArguments(Array(excludingHosts)))
+                let any = try db.cached("SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(excludingHosts.count))) LIMIT 1")
+                    .integer(Array(excludingHosts))
                 if any == nil { return [] }
             }
             var out: [TaskRecord] = []
@@ -82,10 +81,8 @@ extension Store {
             var page = min(256, limit + 8)
             while out.count < limit {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
-                var args: StatementArguments = [after]
-                for h in skipHosts { _ = args.append(contentsOf: [h]) }
-                _ = args.append(contentsOf: [page])
-                let rows = try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT ?"),
+                let args: [any SQLiteValue] = [after] + Array(skipHosts) + [page]
+                let rows = try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT ?"),
                                             args)
                 guard let last = rows.last else { break }
                 after = last.id
@@ -110,19 +107,19 @@ extension Store {
 
     func waitingForNetwork() throws -> [TaskRecord] {
         try read { db in
-            try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id"), [])
+            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id"), [])
         }
     }
 
     func earliestRetry(after: Int64) throws -> Int64? {
         try read { db in
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at > ?"), arguments: [after])
+            try db.cached("SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at > ?").integer([after])
         }
     }
 
     func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord] {
         try read { db in
-            try Self.records(db.cachedStatement(sql: "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT ?"),
+            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT ?"),
                              [now, limit])
         }
     }
@@ -130,15 +127,15 @@ extension Store {
     /// The highest task id ever given (AUTOINCREMENT: never reused, even after removals).
     func lastTaskID() throws -> Int64 {
         try read { db in
-            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'tasks'") ?? 0
+            try db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'tasks'").integer() ?? 0
         }
     }
 
     /// Removes tasks from the list (one transaction).
     func deleteTasks(_ ids: [Int64]) throws {
         try write { db in
-            let stmt = try db.makeStatement(sql: "DELETE FROM tasks WHERE id = ?")
-            for id in ids { try stmt.execute(arguments: [id]) }
+            let stmt = try db.prepare("DELETE FROM tasks WHERE id = ?")
+            for id in ids { try stmt.run([id]) }
         }
     }
 
@@ -147,28 +144,28 @@ extension Store {
     func endedTaskIDs(session: String?, updatedBefore: Int64) throws -> [Int64] {
         try read { db in
             if let session {
-                return try Int64.fetchAll(db, sql: """
+                return try db.prepare("""
                     SELECT id FROM tasks WHERE session = ? AND state IN ('completed', 'failed', 'canceled') AND updated < ?
-                    """, arguments: [session, updatedBefore])
+                    """).integers([session, updatedBefore])
             }
-            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled') AND updated < ?",
-                                      arguments: [updatedBefore])
+            return try db.prepare("SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled') AND updated < ?")
+                .integers([updatedBefore])
         }
     }
 
     /// Tasks whose changes the store refused continue: running (as stored) → queued.
     func requeueIfRunning(_ ids: [Int64], now: Int64) throws {
         try write { db in
-            let stmt = try db.makeStatement(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'")
-            for id in ids { try stmt.execute(arguments: [now, id]) }
+            let stmt = try db.prepare("UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'")
+            for id in ids { try stmt.run([now, id]) }
         }
     }
 
     /// After a crash, tasks the store still calls running are queued again (their bytes are on disk).
     func requeueInterrupted(now: Int64) throws -> Int {
         try write { db in
-            try db.execute(sql: "UPDATE tasks SET state = 'queued', updated = ? WHERE state = 'running'", arguments: [now])
-            return db.changesCount
+            try db.prepare("UPDATE tasks SET state = 'queued', updated = ? WHERE state = 'running'").run([now])
+            return db.changes
         }
     }
 
@@ -179,9 +176,7 @@ extension Store {
             : "SELECT state, COUNT(*) AS n FROM tasks WHERE 1\(scope.sql) GROUP BY state"
         return try read { db in
             var out: [String: Int] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: scope.args) {
-                out[row["state"]] = row["n"]
-            }
+            try db.cached(sql).rows(scope.args) { row in out[row.text(0)] = Int(row.int(1)) }
             return out
         }
     }
@@ -194,21 +189,17 @@ extension Store {
         headers.isEmpty ? "{}" : (try? JSONEncoder().encode(headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    /// The columns `record` reads, by position: GRDB's lookup by name lowercases the name on
-    /// every access, a fifth of the agent's time in a 100,000-task listing.
+    /// The columns `TaskColumns.record` reads, by position (no lookup of columns by name).
     static let taskColumns = """
         id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
         file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
         updated, kind, method, upload_file
         """
 
-    /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns:
-    /// GRDB's generic decoding of 26 columns a row was a quarter of a ListTaskRows call's CPU.
-    static func records(_ statement: Statement, _ arguments: StatementArguments) throws -> [TaskRecord] {
-        let cursor = try Row.fetchCursor(statement, arguments: arguments)
-        let c = TaskColumns(statement.sqliteStatement)
+    /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.
+    static func records(_ statement: SQLiteStatement, _ arguments: [any SQLiteValue]) throws -> [TaskRecord] {
         var out: [TaskRecord] = []
-        while try cursor.next() != nil { out.append(c.record()) }
+        try statement.rows(arguments) { out.append(TaskColumns.record($0)) }
         return out
     }
 
@@ -216,18 +207,18 @@ extension Store {
         let list = states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")   // enum names only: no injection
         return try read { db in
             if let session {
-                return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE session = ? AND state IN (\(list)) ORDER BY id", arguments: [session])
+                return try db.prepare("SELECT id FROM tasks WHERE session = ? AND state IN (\(list)) ORDER BY id").integers([session])
             }
-            return try Int64.fetchAll(db, sql: "SELECT id FROM tasks WHERE state IN (\(list)) ORDER BY id")
+            return try db.prepare("SELECT id FROM tasks WHERE state IN (\(list)) ORDER BY id").integers()
         }
     }
 
     /// Unfinished tasks of a session (for invalidation).
     func unfinishedTaskIDs(session: String) throws -> [Int64] {
         try read { db in
-            try Int64.fetchAll(db, sql: """
+            try db.prepare("""
                 SELECT id FROM tasks WHERE session = ? AND state NOT IN ('completed', 'failed', 'canceled') ORDER BY id
-                """, arguments: [session])
+                """).integers([session])
         }
     }
 }

@@ -1,6 +1,6 @@
+import CSQLite
 import FerryCore
 import Foundation
-import GRDB
 
 /// The agent's durable state in SQLite (WAL). A turn that wrote anything but checkpoints
 /// (`StoreWrite.isCheckpoint`) must be durable before anything reveals it: SQLite runs with
@@ -13,9 +13,9 @@ final class Store {
     let path: String
     /// The folder the store lives in (staging is beside it).
     let stateDirectory: String
-    private let queue: DatabaseQueue
-    /// The connection of the open batch (see `batch`), used by every call until it commits.
-    private var openBatch: Database?
+    private let db: SQLiteConnection
+    /// A batch is open (see `batch`): every write joins its transaction until it commits.
+    private var batchOpen = false
     /// The open batch has written (its transaction began with the first write).
     private var batchWrote = false
     /// The open batch wrote more than checkpoints: its commit waits for the disk.
@@ -36,22 +36,16 @@ final class Store {
         self.path = path
         stateDirectory = (path as NSString).deletingLastPathComponent
         logSync = LogSync(path: path + "-wal")
-        var config = Configuration()
-        // A replacing agent (--replace) waits while the old one saves its last state and exits.
-        config.busyMode = .timeout(10)
-        config.prepareDatabase { db in
+        do {
+            // A replacing agent (--replace) waits while the old one saves its last state and exits.
+            db = try SQLiteConnection(path: path, busyMilliseconds: 10_000)
             // One agent a store: the first read locks the file until this agent exits, so a
             // second agent (another session's bus, a replaced one still saving) cannot run the
             // same tasks. Set before WAL is first used, SQLite then keeps the log's index in
             // memory and takes no lock per transaction.
-            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
-        do {
-            queue = try DatabaseQueue(path: path, configuration: config)
-            try Self.migrator.migrate(queue)
-        } catch let e as DatabaseError where e.resultCode == .SQLITE_BUSY {
+            try db.execute("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+            try Self.migrate(db)
+        } catch let e as SQLiteError where e.primary == SQLITE_BUSY {
             throw FerryError(.storeUnavailable, "the store \(path) is in use by another ferryd (on another session bus?): one agent a state folder")
         }
         try syncNow()
@@ -76,55 +70,56 @@ final class Store {
     /// (most rounds of curl's work) costs no commit. A nested batch is part of the outer one.
     func batch<T>(_ body: () throws -> T) throws -> T {
         assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
-        if openBatch != nil { return try body() }
+        if batchOpen { return try body() }
         lastBatchAwaitsSync = false
-        return try queue.inDatabase { db in
-            openBatch = db
-            batchWrote = false
-            batchMustSync = false
-            defer { openBatch = nil }
-            do {
-                let result = try body()
-                if batchWrote {
-                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-                    if batchMustSync {
-                        logSyncs += 1
-                        logSync.noteCommit()
-                        if let later = syncLater {
-                            lastBatchAwaitsSync = true
-                            later()
-                        } else {
-                            try logSync.sync()
-                        }
+        batchOpen = true
+        batchWrote = false
+        batchMustSync = false
+        defer { batchOpen = false }
+        do {
+            let result = try body()
+            if batchWrote {
+                try db.cached("COMMIT TRANSACTION").run()
+                if batchMustSync {
+                    logSyncs += 1
+                    logSync.noteCommit()
+                    if let later = syncLater {
+                        lastBatchAwaitsSync = true
+                        later()
+                    } else {
+                        try logSync.sync()
                     }
                 }
-                return result
-            } catch {
-                if db.isInsideTransaction { try? db.rollback() }
-                throw error
             }
+            return result
+        } catch {
+            if db.isInsideTransaction { try? db.execute("ROLLBACK TRANSACTION") }
+            throw error
         }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        if let db = openBatch { return try body(db) }
-        return try queue.read(body)
-    }
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T { try body(db) }
 
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
-        if let db = openBatch {
+        if batchOpen {
             if !batchWrote {
-                // Cached: compiled once, not at every turn that writes.
-                try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+                try db.cached("BEGIN IMMEDIATE TRANSACTION").run()
                 batchWrote = true
             }
             if !writingCheckpoint { batchMustSync = true }
             return try body(db)
         }
-        let result = try queue.write(body)
-        try syncNow()
-        return result
+        try db.cached("BEGIN IMMEDIATE TRANSACTION").run()
+        do {
+            let result = try body(db)
+            try db.cached("COMMIT TRANSACTION").run()
+            try syncNow()
+            return result
+        } catch {
+            if db.isInsideTransaction { try? db.execute("ROLLBACK TRANSACTION") }
+            throw error
+        }
     }
 
     /// A new request is acknowledged only once durable: when SQLite cannot commit it, the
@@ -132,16 +127,32 @@ final class Store {
     func recording<T>(_ what: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let e as DatabaseError {
-            throw FerryError(.storeUnavailable, "cannot record \(what): \(e.message ?? "SQLite error \(e.resultCode.rawValue)") (\(path)); nothing was queued")
+        } catch let e as SQLiteError {
+            throw FerryError(.storeUnavailable, "cannot record \(what): \(e.message) (\(path)); nothing was queued")
         }
     }
 
-    /// Versioned schema: add a migration, never edit a shipped one.
-    static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1") { db in
-            try db.execute(sql: """
+    /// Versioned schema: add a migration, never edit a shipped one. Each runs once, in a
+    /// transaction of its own, and is recorded by name in the table earlier versions (GRDB's
+    /// migrator) recorded theirs in.
+    static func migrate(_ db: SQLiteConnection) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+        let done = Set(try db.cached("SELECT identifier FROM grdb_migrations").texts())
+        for (identifier, sql) in migrations where !done.contains(identifier) {
+            try db.execute("BEGIN IMMEDIATE TRANSACTION")
+            do {
+                try db.execute(sql)
+                try db.cached("INSERT INTO grdb_migrations(identifier) VALUES (?)").run([identifier])
+                try db.execute("COMMIT TRANSACTION")
+            } catch {
+                try? db.execute("ROLLBACK TRANSACTION")
+                throw error
+            }
+        }
+    }
+
+    static let migrations: [(String, String)] = [
+        ("v1", """
                 CREATE TABLE sessions(
                     identifier TEXT PRIMARY KEY NOT NULL,
                     config TEXT NOT NULL,
@@ -181,19 +192,15 @@ final class Store {
                     event TEXT NOT NULL,
                     PRIMARY KEY(session, seq)) WITHOUT ROWID;
                 CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                """)
-        }
-        m.registerMigration("v2: uploads, methods, session bookkeeping") { db in
-            try db.execute(sql: """
+                """),
+        ("v2: uploads, methods, session bookkeeping", """
                 ALTER TABLE tasks ADD COLUMN method TEXT;
                 ALTER TABLE tasks ADD COLUMN upload_file TEXT;
                 ALTER TABLE sessions ADD COLUMN finished_events INTEGER NOT NULL DEFAULT 0;
-                """)
-        }
-        m.registerMigration("v3: task counts kept as tasks change") { db in
-            // GetStatus reads these seven rows instead of counting 100,000 tasks; the triggers
-            // change them in the same transaction as the task, so they cannot drift.
-            try db.execute(sql: """
+                """),
+        // GetStatus reads these seven rows instead of counting 100,000 tasks; the triggers
+        // change them in the same transaction as the task, so they cannot drift.
+        ("v3: task counts kept as tasks change", """
                 CREATE TABLE task_counts(state TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
                 INSERT INTO task_counts(state, n) SELECT state, COUNT(*) FROM tasks GROUP BY state;
                 CREATE TRIGGER task_counts_insert AFTER INSERT ON tasks BEGIN
@@ -208,13 +215,11 @@ final class Store {
                     INSERT INTO task_counts(state, n) VALUES (NEW.state, 1)
                     ON CONFLICT(state) DO UPDATE SET n = n + 1;
                 END;
-                """)
-        }
-        m.registerMigration("v4: queued tasks counted per host") { db in
-            // The scheduler asks whether any host it may still use has queued tasks before it
-            // reads the queue: with one busy host and 100,000 tasks queued for it, that read
-            // would otherwise scan them all at every start. Kept by triggers, like task_counts.
-            try db.execute(sql: """
+                """),
+        // The scheduler asks whether any host it may still use has queued tasks before it
+        // reads the queue: with one busy host and 100,000 tasks queued for it, that read
+        // would otherwise scan them all at every start. Kept by triggers, like task_counts.
+        ("v4: queued tasks counted per host", """
                 CREATE TABLE queued_hosts(host TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
                 INSERT INTO queued_hosts(host, n) SELECT host, COUNT(*) FROM tasks WHERE state = 'queued' GROUP BY host;
                 CREATE TRIGGER queued_hosts_insert AFTER INSERT ON tasks WHEN NEW.state = 'queued' BEGIN
@@ -229,8 +234,6 @@ final class Store {
                 CREATE TRIGGER queued_hosts_enter AFTER UPDATE OF state, host ON tasks WHEN NEW.state = 'queued' BEGIN
                     INSERT INTO queued_hosts(host, n) VALUES (NEW.host, 1) ON CONFLICT(host) DO UPDATE SET n = n + 1;
                 END;
-                """)
-        }
-        return m
-    }
+                """),
+    ]
 }

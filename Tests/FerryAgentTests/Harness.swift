@@ -332,7 +332,7 @@ final class Harness: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         p.environment = environment
-        for path in [output, errors].compactMap({ $0 }) { FileManager.default.createFile(atPath: path, contents: nil) }
+        for path in [output, errors].compactMap({ $0 }) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         p.standardOutput = output.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
         p.standardError = errors.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
         try p.run()

@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import GRDB
 import Testing
 @testable import FerryAgent
 
@@ -64,6 +63,20 @@ import Testing
         #expect(store.logSync.diskSyncs == disk + 2, "a later commit gets a sync of its own")
     }
 
+    /// The schema's migrations run once: a store opened again (by a later agent) keeps its rows.
+    @Test func aStoreOpenedAgainKeepsItsRowsAndRunsNoMigrationTwice() throws {
+        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let store = try Store(path: dir + "/ferry.sqlite3")
+            try store.batch { try store.apply(.insert([TaskRecord(id: 7, session: "s", url: "http://a/f", host: "a")]), now: 1) }
+        }
+        let again = try Store(path: dir + "/ferry.sqlite3")
+        #expect(try again.task(7)?.url == "http://a/f")
+        #expect(try again.read { try $0.prepare("SELECT identifier FROM grdb_migrations").texts() } == Store.migrations.map(\.0))
+    }
+
     /// The scheduler's shortcut: queued tasks counted per host as tasks change.
     @Test func queuedTasksAreCountedPerHostAndAFullHostIsNotScanned() throws {
         let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
@@ -72,8 +85,9 @@ import Testing
         let store = try Store(path: dir + "/ferry.sqlite3")
         func counts() throws -> [String: Int] {
             try store.read { db in
-                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT host, n FROM queued_hosts WHERE n > 0")
-                    .map { ($0["host"] as String, $0["n"] as Int) })
+                var out: [String: Int] = [:]
+                try db.prepare("SELECT host, n FROM queued_hosts WHERE n > 0").rows { out[$0.text(0)] = Int($0.int(1)) }
+                return out
             }
         }
         let records = (1...5).map { TaskRecord(id: Int64($0), session: "s", url: "http://h/\($0)", host: $0 <= 3 ? "a" : "b") }
