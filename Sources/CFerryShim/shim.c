@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <sys/epoll.h>
+#include <pthread.h>
 
 CURLcode ferry_easy_setopt_long(CURL *e, CURLoption o, long v) { return curl_easy_setopt(e, o, v); }
 CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return curl_easy_setopt(e, o, v); }
@@ -84,3 +85,5 @@ static const char agent_xml[] = {
     , 0
 };
 const char *ferry_agent_interface_xml(void) { return agent_xml; }
+
+void ferry_name_thread(const char *name) { pthread_setname_np(pthread_self(), name); }

@@ -1,6 +1,7 @@
 import FerryBus
 import FerryCore
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import Logging
 
@@ -317,7 +318,7 @@ public final class Agent {
             guard let id = Int64(name.dropLast(5)) else { continue }
             guard let r = try? store.task(id), r.state == .completed else { staged.insert(id); continue }
             unlink(Paths.staging(settings.stateDirectory, task: id))
-            if let file = r.file { unlink(Finalizer.copyName(directory: (file as NSString).deletingLastPathComponent, task: id)) }
+            if let file = r.file { unlink(Finalizer.copyName(directory: PathName.folder(of: file), task: id)) }
         }
         return staged
     }

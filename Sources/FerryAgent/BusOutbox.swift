@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Sends the agent's D-Bus messages — replies, errors, signals — from a thread of its own, in
 /// the order the loop handed them over, each behind the store's sync of the turn that made it
@@ -8,16 +8,12 @@ import Foundation
 /// reply still follows the signals of its turn, and nothing leaves before the commit it reveals
 /// is on disk. The thread sleeps while the queue is empty (no wake-ups at rest).
 final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guarded by `condition`
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var queue: [() -> Void] = []
     private var sending = false
 
     init() {
-        let thread = Thread { [unowned self] in
-            Thread.current.name = "ferry-bus-out"   // named in top, perf, /proc
-            run()
-        }
-        thread.start()
+        startThread(named: "ferry-bus-out") { [unowned self] in run() }
     }
 
     /// Queues one send (called on the loop).

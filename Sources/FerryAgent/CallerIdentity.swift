@@ -1,7 +1,7 @@
 import CGLib
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Who is behind a bus connection, found the way xdg-desktop-portal does it: the bus tells the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Named steps of a task's life where a test can make the agent die (debug builds only):
 /// FERRY_CRASH_AT=STEP[:N] aborts at the Nth time STEP is reached (default the first).
@@ -24,7 +25,7 @@ enum CrashPoint: String, CaseIterable {
         return (step, parts.count > 1 ? Int(parts[1]) ?? 1 : 1)
     }()
     nonisolated(unsafe) private static var hits = 0
-    private static let lock = NSLock()   // fileSynced and linkedIntoPlace are reached on the file worker
+    private static let lock = Lock()   // fileSynced and linkedIntoPlace are reached on the file worker
     #endif
 
     @inline(__always)
@@ -36,7 +37,7 @@ enum CrashPoint: String, CaseIterable {
         let crash = hits == n
         lock.unlock()
         if crash {
-            FileHandle.standardError.write(Data("ferryd: FERRY_CRASH_AT=\(step.rawValue):\(n): aborting\n".utf8))
+            fputs("ferryd: FERRY_CRASH_AT=\(step.rawValue):\(n): aborting\n", stderr)
             abort()
         }
         #endif

@@ -1,7 +1,7 @@
 import CGLib
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Moves a finished staging file to its destination: never overwriting, never half-written.
@@ -29,8 +29,8 @@ enum Finalizer {
         let directory: String
         let name: String
         if let output = r.output {
-            directory = (output as NSString).deletingLastPathComponent
-            name = (output as NSString).lastPathComponent
+            directory = PathName.folder(of: output)
+            name = PathName.lastName(of: output)
         } else {
             directory = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)

@@ -75,7 +75,7 @@ enum Launcher {
     private static func activate(_ id: String, session: String, log: Logger, report: @escaping (Report) -> Void) {
         guard let bus = AppSpawner.sessionBus else { report(.failed("no session bus")); return }
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
-        let path = "/" + id.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_")
+        let path = "/" + id.replacing(".", with: "/").replacing("-", with: "_")
         let args = activateActionArguments(session)
         let pending = ActivationPending(id: id, report: report)
         g_dbus_connection_call(bus, id, path, "org.freedesktop.Application", "ActivateAction", args, nil,

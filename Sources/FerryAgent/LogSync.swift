@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Makes the store's commits durable: fdatasync(2) of its write-ahead log, what SQLite's FULL
 /// does at every commit (the store runs with NORMAL). Callable from any thread, one sync at a
@@ -8,10 +9,10 @@ import Foundation
 /// commit noted before it began; syncs queued behind a slow one find nothing left to do.
 final class LogSync: @unchecked Sendable {   // counters under `counts`, the descriptor under `syncing`
     private let path: String
-    private let counts = NSLock()
+    private let counts = Lock()
     private var committed = 0
     private var synced = 0
-    private let syncing = NSLock()
+    private let syncing = Lock()
     private var log: Int32 = -1
     /// fdatasync(2) calls made (the tests check that covered commits cost none).
     private(set) var diskSyncs = 0

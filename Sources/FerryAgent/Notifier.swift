@@ -5,7 +5,7 @@ import FerryCore
 import Logging
 import FerryBus
 import Glibc
-import Foundation
+import FoundationEssentials
 
 /// "Download complete!" popups through libnotify (freedesktop notifications).
 /// Downloads that end within one window share a popup. With no notification server the
@@ -119,11 +119,11 @@ enum Opener {
     /// Asks the file manager (FileManager1.ShowItems) without waiting for it; when none
     /// answers, the folder opens with xdg-open.
     static func showInFolder(_ path: String, log: Logger) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: path)
         let fallback: () -> Void = { spawn(["xdg-open", folder], log: log) }
         guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { fallback(); return }   // the agent's own, cached
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
-        let uri = "file://" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)
+        let uri = URL(filePath: path, directoryHint: .notDirectory).absoluteString
         let args = Value.tuple([.strings([uri]), .string("")]).makeGVariant()
         g_dbus_connection_call(bus, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
                                "org.freedesktop.FileManager1", "ShowItems", args, nil,

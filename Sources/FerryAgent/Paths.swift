@@ -1,7 +1,7 @@
 import CGLib
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Where the agent keeps things, per the XDG base directory spec.

@@ -1,5 +1,5 @@
 import CGLib
-import Foundation
+import FoundationEssentials
 
 /// A thread with its own GLib main context for libnotify. libnotify's calls are synchronous
 /// D-Bus calls (up to 25 s when a notification server hangs): here they block only this
@@ -13,13 +13,11 @@ final class PopupThread {
         // GMainContext is thread-safe; this thread is the only one that runs it.
         struct Handoff: @unchecked Sendable { let context: OpaquePointer }
         let handoff = Handoff(context: context)
-        let thread = Thread {
+        startThread(named: "ferry-popups") {
             g_main_context_push_thread_default(handoff.context)
             let loop = g_main_loop_new(handoff.context, 0)
             g_main_loop_run(loop)   // for the agent's lifetime
         }
-        thread.name = "ferry-popups"
-        thread.start()
     }
 
     /// Runs `body` on the popup thread, in order.

@@ -1,6 +1,6 @@
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Turns D-Bus arguments (already type-checked by GDBus against the interface XML) into the
@@ -32,11 +32,11 @@ enum RequestDecoder {
         if let out = o.output {
             guard r.directory == nil else { throw FerryError(.invalidArgument, "give either directory or output, not both") }
             guard out.hasPrefix("/") else { throw FerryError(.invalidDestination, "output must be an absolute path: \(out)") }
-            let name = (out as NSString).lastPathComponent
+            let name = PathName.lastName(of: out)
             guard FileNaming.sanitize(name) == name, !out.hasSuffix("/") else {
                 throw FerryError(.invalidDestination, "output file name is not acceptable: \(out)")
             }
-            let dir = (out as NSString).deletingLastPathComponent
+            let dir = PathName.folder(of: out)
             guard Paths.isWritableDirectory(dir) else {
                 throw FerryError(.invalidDestination, "destination folder \(dir) does not exist or is not writable")
             }

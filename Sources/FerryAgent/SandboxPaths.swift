@@ -1,5 +1,6 @@
+import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// The paths in a sandboxed app's request must be ones its sandbox lets it write (destinations)
 /// or read (uploads): its own folder or one its `filesystems=` grants. Checked on the resolved
@@ -17,11 +18,11 @@ enum SandboxPaths {
                     }
                 }
                 if let dir = d.directory { try writable(dir, app, "directory") }
-                if let out = d.output { try writable((out as NSString).deletingLastPathComponent, app, "output") }
+                if let out = d.output { try writable(PathName.folder(of: out), app, "output") }
             }
         case .createFromResumeData(_, _, let draft, _):
             if let dir = draft.directory { try writable(dir, app, "directory") }
-            if let out = draft.output { try writable((out as NSString).deletingLastPathComponent, app, "output") }
+            if let out = draft.output { try writable(PathName.folder(of: out), app, "output") }
         default:
             break
         }

@@ -1,5 +1,5 @@
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// Sessions, their event queues, and small agent-wide values (the badge).
 extension Store {

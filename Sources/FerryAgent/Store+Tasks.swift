@@ -1,5 +1,5 @@
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// Task rows.
 extension Store {

@@ -1,6 +1,7 @@
 import CSQLite
+import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// The agent's durable state in SQLite (WAL). A turn that wrote anything but checkpoints
 /// (`StoreWrite.isCheckpoint`) must be durable before anything reveals it: SQLite runs with
@@ -34,7 +35,7 @@ final class Store {
 
     init(path: String) throws {
         self.path = path
-        stateDirectory = (path as NSString).deletingLastPathComponent
+        stateDirectory = PathName.folder(of: path)
         logSync = LogSync(path: path + "-wal")
         do {
             // A replacing agent (--replace) waits while the old one saves its last state and exits.

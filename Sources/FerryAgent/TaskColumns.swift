@@ -1,5 +1,5 @@
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// A task row by position (no per-value boxing or lookup by name): the current row of a
 /// statement selecting `Store.taskColumns` as a TaskRecord, and a TaskRecord bound to the

@@ -1,6 +1,7 @@
 import CCurl
 import FerryCore
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 
 /// The running transfers and the curl multi handle they share. Turns what curl did into agent

@@ -1,5 +1,5 @@
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// CreateUploadFromFd's copy: the bytes of a descriptor an app handed over, kept in the agent's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Validates a URL handed to the agent before anything is stored.
 public enum DownloadURL {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turning server-supplied names into safe local file names.
 /// Rules: no path separators, no `..` or leading dots, no control characters,
@@ -18,9 +18,9 @@ public enum FileNaming {
             default: scalars.append(s)
             }
         }
-        var name = String(scalars).trimmingCharacters(in: .whitespaces)
+        var name = String(scalars).trimmingSpaces
         while name.hasPrefix(".") { name.removeFirst() }           // no hidden files, no ".."
-        name = name.trimmingCharacters(in: .whitespaces)
+        name = name.trimmingSpaces
         guard !name.isEmpty else { return nil }
         return truncate(name)
     }
@@ -50,17 +50,17 @@ public enum FileNaming {
         var extended: String?
         for part in splitParameters(header).dropFirst() {
             guard let eq = part.firstIndex(of: "=") else { continue }
-            let key = part[..<eq].trimmingCharacters(in: .whitespaces).lowercased()
-            var value = part[part.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            let key = part[..<eq].trimmingSpaces.lowercased()
+            var value = part[part.index(after: eq)...].trimmingSpaces
             if key == "filename*" {
                 // charset'lang'percent-encoded
                 let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
                 if pieces.count == 3, pieces[0].lowercased() == "utf-8" {
-                    extended = String(pieces[2]).removingPercentEncoding
+                    extended = pieces[2].percentDecoded
                 }
             } else if key == "filename" {
                 if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
-                    value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+                    value = String(value.dropFirst().dropLast()).replacing("\\\"", with: "\"")
                 }
                 plain = value
             }
@@ -90,7 +90,7 @@ public enum FileNaming {
         guard let comps = URLComponents(string: url) else { return nil }
         let path = comps.percentEncodedPath
         guard let last = path.split(separator: "/").last else { return nil }
-        return String(last).removingPercentEncoding ?? String(last)
+        return last.percentDecoded ?? String(last)
     }
 
     /// The name a finished download gets: Content-Disposition, else the URL, else "download".

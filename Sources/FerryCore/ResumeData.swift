@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The blob `CancelProducingResumeData` returns and `CreateDownloadFromResumeData` takes.
 /// Versioned JSON (documented in the README), validated on the way in: garbage or a blob

@@ -31,10 +31,10 @@ public struct SandboxedApp: Sendable, Equatable {
     public static func flatpak(info: String, userHome: String, userDirs: [String: String]) -> SandboxedApp? {
         var section = "", name: String?, filesystems: [String] = []
         for raw in info.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingSpaces
             if line.hasPrefix("[") { section = line; continue }
             guard let eq = line.firstIndex(of: "=") else { continue }
-            let key = line[..<eq].trimmingCharacters(in: .whitespaces), value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<eq].trimmingSpaces, value = line[line.index(after: eq)...].trimmingSpaces
             if section == "[Application]" && key == "name" { name = value }
             if section == "[Context]" && key == "filesystems" { filesystems = value.split(separator: ";").map(String.init) }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The world changing around a task (network, retry timers, challenges) and the client's requests.
 extension TaskMachine {
@@ -57,7 +57,7 @@ extension TaskMachine {
         guard let header, !header.isEmpty else { return ("", "") }
         let scheme = String(header.prefix { $0 != " " })
         var realm = ""
-        if let r = header.range(of: "realm=", options: .caseInsensitive) {
+        if let r = header.rangeIgnoringASCIICase(of: "realm=") {
             var rest = header[r.upperBound...]
             if rest.first == "\"" {
                 rest = rest.dropFirst()

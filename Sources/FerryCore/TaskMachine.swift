@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The life of one task as a value: each event returns what the I/O shell must do.
 /// No I/O, no clocks, no randomness inside: time and random numbers come in as arguments.

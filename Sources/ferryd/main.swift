@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryAgent
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 import Logging
 

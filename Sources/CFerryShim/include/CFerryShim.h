@@ -38,6 +38,9 @@ const GVariantType *ferry_variant_type(const char *type_string);
 /// fallocate(FALLOC_FL_KEEP_SIZE): claims disk blocks without changing the file's size.
 int ferry_preallocate(int fd, int64_t offset, int64_t length);
 
+/* Names the calling thread (pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc lacks). */
+void ferry_name_thread(const char *name);
+
 /// epoll with curl's socket flags (struct epoll_event is packed on x86-64: Swift cannot import
 /// it faithfully). `what` is CURL_POLL_IN/OUT/INOUT, or CURL_POLL_REMOVE to forget the socket.
 int ferry_epoll_watch(int epfd, int fd, int what);

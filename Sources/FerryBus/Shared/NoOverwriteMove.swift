@@ -1,5 +1,5 @@
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Puts a file into a folder without ever replacing one (the agent saving a download, an app
@@ -36,7 +36,7 @@ public enum NoOverwriteMove {
 
     /// Another file system: copy to a hidden temporary next to the target, then link it in.
     static func copy(_ source: String, to target: String, via tmp: String, syncDirectory: Bool) throws -> String {
-        let dir = (target as NSString).deletingLastPathComponent
+        let dir = PathName.folder(of: target)
         // Look before writing: a file that cannot fit is not copied half-way first.
         var st = stat(), vfs = statvfs()
         if stat(source, &st) == 0, statvfs(dir, &vfs) == 0, Int64(vfs.f_bavail) * Int64(vfs.f_frsize) < Int64(st.st_size) {
@@ -63,7 +63,7 @@ public enum NoOverwriteMove {
             }
         }
         if fsync(dst) != 0, errno == ENOSPC || errno == EDQUOT { unlink(tmp); throw Failure.noSpace(directory: dir) }
-        var name = (target as NSString).lastPathComponent
+        var name = PathName.lastName(of: target)
         var final = target
         while Glibc.link(tmp, final) != 0 {
             guard errno == EEXIST else {

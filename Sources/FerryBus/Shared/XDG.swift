@@ -1,5 +1,5 @@
 import CGLib
-import Foundation
+import FoundationEssentials
 
 /// Where things live per the XDG specs, for the agent, the library and the CLI alike.
 public enum XDG {
