@@ -67,12 +67,15 @@ extension Store {
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
         guard limit > 0 else { return [] }
         return try read { db in
-            // Every host with queued tasks is full (or none has any): nothing to read.
-            if !excludingHosts.isEmpty {
-                let any = try db.cached("SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(excludingHosts.count))) LIMIT 1")
-                    .integer(Array(excludingHosts))
-                if any == nil { return [] }
+            // Whether a host not in `hosts` has queued tasks: the queue is read only while one
+            // does. Else, with its hosts full and 100,000 tasks queued for them, the next page
+            // would scan them all, at every start (with two transfers a host, after every file).
+            func othersQueued(_ hosts: Set<String>) throws -> Bool {
+                guard !hosts.isEmpty else { return true }
+                return try db.cached("SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(hosts.count))) LIMIT 1")
+                    .integer(Array(hosts)) != nil
             }
+            guard try othersQueued(excludingHosts) else { return [] }
             var out: [TaskRecord] = []
             var skipHosts = excludingHosts
             var after: Int64 = 0
@@ -82,10 +85,12 @@ extension Store {
             while out.count < limit {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
                 let args: [any SQLiteValue] = [after] + Array(skipHosts) + [page]
+                queuePagesRead += 1
                 let rows = try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT ?"),
                                             args)
                 guard let last = rows.last else { break }
                 after = last.id
+                let skippedBefore = skipHosts.count
                 for r in rows {
                     if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
                     switch take(r) {
@@ -96,6 +101,8 @@ extension Store {
                     if out.count == limit { break }
                 }
                 if rows.count < page { break }
+                // The hosts this page filled may be all that have queued tasks.
+                if skipHosts.count > skippedBefore, try !othersQueued(skipHosts) { break }
                 page = min(256, page * 2)
             }
             return out

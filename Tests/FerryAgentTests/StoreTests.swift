@@ -106,4 +106,28 @@ import Testing
         #expect(try store.nextQueued(limit: 4, excludingHosts: ["a", "b", "c"], excludingIDs: []) { _ in .take }.isEmpty)
         #expect(try store.nextQueued(limit: 4, excludingHosts: ["a", "c"], excludingIDs: []) { _ in .take }.map(\.id) == [4])
     }
+
+    /// A host filled while the queue is read (two transfers a host, one slot free): when no
+    /// other host has queued tasks, the read stops there instead of scanning that host's queue.
+    @Test func aHostFilledWhileReadingEndsTheReadWhenNoOtherHostWaits() throws {
+        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(path: dir + "/ferry.sqlite3")
+        let records = (1...300).map { TaskRecord(id: Int64($0), session: "s", url: "http://a/\($0)", host: $0 == 300 ? "b" : "a") }
+        try store.batch { try store.apply(.insert(Array(records.dropLast())), now: 1) }
+        var room = 1   // host a has room for one more
+        func pick(_ r: TaskRecord) -> QueuePick {
+            guard r.host == "a" else { return .take }
+            if room > 0 { room -= 1; return .take }
+            return .skipHost
+        }
+        let before = store.queuePagesRead
+        #expect(try store.nextQueued(limit: 5, excludingHosts: [], excludingIDs: [], take: pick).map(\.id) == [1])
+        #expect(store.queuePagesRead == before + 1, "no second page: only host a has queued tasks")
+        // With a task queued for another host, the read goes on and finds it.
+        try store.batch { try store.apply(.insert([records[299]]), now: 2) }
+        room = 1
+        #expect(try store.nextQueued(limit: 5, excludingHosts: [], excludingIDs: [], take: pick).map(\.id) == [1, 300])
+    }
 }
