@@ -13,6 +13,7 @@ extension Store: AgentLedger {
         switch w {
         case .insert(let records): try insert(records)
         case .update(let r): try w.isCheckpoint ? checkpoint { try update(r) } : update(r)
+        case .progress(let r): try checkpoint { try update(r, keepingState: true) }
         case .deleteTasks(let ids): try deleteTasks(ids)
         case .requeueIfRunning(let ids): try requeueIfRunning(ids, now: now)
         case .appendEvent(let session, let e): try appendEvent(session: session, e)

@@ -18,17 +18,21 @@ extension Store {
         } }
     }
 
-    func update(_ r: TaskRecord) throws {
+    /// Writes a task's row but its session, which never changes once it is made.
+    /// `keepingState`: its host and state stay as stored too (see `StoreWrite.progress`). SQLite
+    /// rewrites an index, and runs the count triggers, whenever one of its columns is set, even
+    /// to the same value.
+    func update(_ r: TaskRecord, keepingState: Bool = false) throws {
         try write { db in
             // Cached: compiled once, not for every change of every task.
             let stmt = try db.cached("""
-                UPDATE tasks SET session=?, url=?, host=?, state=?, reason=?, received=?, expected=?, etag=?,
+                UPDATE tasks SET url=?, \(keepingState ? "" : "host=?, state=?, ")reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
                     kind=?, method=?, upload_file=?
                 WHERE id = ?
                 """)
-            try TaskColumns.execute(stmt, binding: r)
+            try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
         }
     }
 

@@ -24,11 +24,18 @@ enum TaskColumns {
         return r
     }
 
+    /// The key columns a statement sets: an INSERT all (session, host, state); an UPDATE all but
+    /// the session, or none (a running task's progress).
+    enum Keys { case all, allButSession, none }
+
     /// Binds `r`'s columns in the order of the store's INSERT and UPDATE (session … upload_file),
-    /// then its id, and runs the statement to its end.
-    static func execute(_ statement: SQLiteStatement, binding r: TaskRecord) throws {
+    /// the keys left out as `keys` says, then its id, and runs the statement to its end.
+    static func execute(_ statement: SQLiteStatement, binding r: TaskRecord, keys: Keys = .all) throws {
         try statement.run { b in
-            b.add(r.session); b.add(r.url); b.add(r.host); b.add(r.state.rawValue); b.add(r.reason?.rawValue)
+            if keys == .all { b.add(r.session) }
+            b.add(r.url)
+            if keys != .none { b.add(r.host); b.add(r.state.rawValue) }
+            b.add(r.reason?.rawValue)
             b.add(r.received); b.add(r.expected); b.add(r.etag); b.add(r.lastModified); b.add(r.directory)
             b.add(r.output); b.add(r.file); b.add(r.suggestedName); b.add(r.sha256); b.add(r.description)
             b.add(Store.headersJSON(r.headers)); b.add(r.error); b.add(r.errorName); b.add(r.attempts); b.add(r.retryAt)

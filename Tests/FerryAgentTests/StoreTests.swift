@@ -63,6 +63,37 @@ import Testing
         #expect(store.logSync.diskSyncs == disk + 2, "a later commit gets a sync of its own")
     }
 
+    /// A running task's progress is written without its keys: the row changes, the state (and
+    /// with it the counts and the queue) stays as stored.
+    @Test func progressLeavesStateSessionAndHostAsStored() throws {
+        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store(path: dir + "/ferry.sqlite3")
+        var r = TaskRecord(id: 1, session: "s", url: "http://a/f", host: "a")
+        r.state = .running
+        try store.batch { try store.apply(.insert([r]), now: 1) }
+        var moved = r
+        moved.received = 4_096
+        moved.etag = "\"x\""
+        moved.state = .queued   // not how the core uses it: shows what the write leaves alone
+        moved.host = "elsewhere"
+        let syncs = store.logSyncs
+        try store.batch { try store.apply(.progress(moved), now: 2) }
+        let stored = try #require(try store.task(1))
+        #expect(stored.received == 4_096 && stored.etag == "\"x\"")
+        #expect(stored.state == .running && stored.host == "a" && stored.session == "s")
+        #expect(try store.countsByState(sessions: nil)["running"] == 1)
+        #expect(store.logSyncs == syncs, "a checkpoint: no wait for the disk")
+        // A full write sets the state (and host) but never the session, fixed when a task is made.
+        var done = stored
+        done.state = .completed
+        done.session = "other"
+        try store.batch { try store.apply(.update(done), now: 3) }
+        #expect(try store.task(1)?.state == .completed && store.task(1)?.session == "s")
+        #expect(try store.countsByState(sessions: nil)["running"] == 0 && store.countsByState(sessions: nil)["completed"] == 1)
+    }
+
     /// The schema's migrations run once: a store opened again (by a later agent) keeps its rows.
     @Test func aStoreOpenedAgainKeepsItsRowsAndRunsNoMigrationTwice() throws {
         let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"

@@ -89,6 +89,30 @@ import Testing
         #expect(d.ledger.taskReads == reads)
     }
 
+    /// A running task's row is written again while it runs (its response's size and names came):
+    /// those writes leave session, host and state as stored, so the store touches no index for
+    /// them; a new state is a full write.
+    @Test func aRunningTasksRowIsWrittenWithoutItsKeysUntilItsStateChanges() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f.bin")
+        func kinds(_ effects: [AgentEffect]) -> [String] {
+            effects.writes.compactMap {
+                switch $0 {
+                case .update(let r) where r.id == id: return "update \(r.state.rawValue)"
+                case .progress(let r) where r.id == id: return "progress"
+                default: return nil
+                }
+            }
+        }
+        #expect(kinds(try d.wake(.schedule)) == ["update running"])
+        #expect(kinds(try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 10)))) == ["progress"])
+        #expect(d.ledger.tasks[id]?.expected == 10 && d.ledger.tasks[id]?.state == .running)
+        try d.run(.transferEnded(task: id, received: 10, ok))
+        #expect(kinds(try d.run(.finalized(task: id, .saved(path: "/dl/f.bin", cleanup: [])))) == ["update completed"])
+    }
+
     @Test func pausedNewTasksAskForNoSchedulingTurn() throws {
         var d = CoreDriver()
         try d.start()

@@ -64,6 +64,8 @@ final class MemoryLedger: AgentLedger {
         switch w {
         case .insert(let records): for r in records { tasks[r.id] = r }
         case .update(let r): tasks[r.id] = r
+        case .progress(let r):   // as the store does: the keys stay as stored
+            if let old = tasks[r.id] { var n = r; n.session = old.session; n.host = old.host; n.state = old.state; tasks[r.id] = n }
         case .deleteTasks(let ids): for id in ids { tasks[id] = nil }
         case .requeueIfRunning(let ids): for id in ids where tasks[id]?.state == .running { tasks[id]?.state = .queued }
         case .appendEvent(let s, let e): events[s, default: []].append(e); lastSeq[s] = max(lastSeq[s] ?? 0, e.seq)

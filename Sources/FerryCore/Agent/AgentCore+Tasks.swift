@@ -78,8 +78,9 @@ extension AgentCore {
                 if event.isProgress { launcherProgressChanged() }
                 append(session: r.session, task: id, event)
             case .persist:
-                out.append(.store(.update(r)))
-                if r.state == .running && stateBefore == .running {
+                let sameState = r.state == .running && stateBefore == .running
+                out.append(.store(sameState ? .progress(r) : .update(r)))
+                if sameState {
                     // Not a new state: a small file is often done before anyone could look.
                     rowsChanged.insert(id)
                     launcherProgressChanged()

@@ -43,7 +43,12 @@ public enum LogLevel: Sendable, Equatable { case debug, info, warning, error }
 /// One change to the store; a turn's changes commit together.
 public enum StoreWrite: Sendable, Equatable {
     case insert([TaskRecord])
+    /// A task's row (its session is the one it was made with: that never changes).
     case update(TaskRecord)
+    /// A running task's row again, still running (its bytes, validators, names): what indexes
+    /// and counts are kept by (session, host, state) is left as stored, so SQLite touches the row
+    /// alone — most of a small download's row writes.
+    case progress(TaskRecord)
     case deleteTasks([Int64])
     /// Running tasks the store could not save go back to the queue.
     case requeueIfRunning([Int64])
@@ -60,8 +65,11 @@ public enum StoreWrite: Sendable, Equatable {
     /// with them it starts over (see TaskMachine.start). Everything else is durable before the
     /// turn's effects: replies, events, completions, failures, pauses.
     public var isCheckpoint: Bool {
-        if case .update(let r) = self { return r.state == .running }
-        return false
+        switch self {
+        case .update(let r): return r.state == .running
+        case .progress: return true
+        default: return false
+        }
     }
 }
 
