@@ -6,10 +6,8 @@ import Testing
 /// The store on its own: which turns wait for the disk.
 @Suite struct StoreTests {
     @Test func aTurnWaitsForTheDiskUnlessItOnlyCheckpointsRunningTasks() throws {
-        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(path: dir + "/ferry.sqlite3")
+        let folder = try StoreFolder()
+        let store = try folder.open()
         var r = TaskRecord(id: 1, session: "s", url: "http://a/f", host: "a")
         let start = store.logSyncs
         try store.batch { try store.apply(.insert([r]), now: 1) }
@@ -36,10 +34,8 @@ import Testing
     /// In the agent a durable turn's sync is handed on (to the outbox, ahead of the turn's
     /// messages) instead of waited for; one sync covers every commit noted before it.
     @Test func aDurableTurnsSyncIsHandedOnAndCoversEarlierCommits() throws {
-        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(path: dir + "/ferry.sqlite3")
+        let folder = try StoreFolder()
+        let store = try folder.open()
         var handedOn = 0
         store.syncLater = { handedOn += 1 }
         var r = TaskRecord(id: 1, session: "s", url: "http://a/f", host: "a")
@@ -66,10 +62,8 @@ import Testing
     /// A running task's progress is written without its keys: the row changes, the state (and
     /// with it the counts and the queue) stays as stored.
     @Test func progressLeavesStateSessionAndHostAsStored() throws {
-        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(path: dir + "/ferry.sqlite3")
+        let folder = try StoreFolder()
+        let store = try folder.open()
         var r = TaskRecord(id: 1, session: "s", url: "http://a/f", host: "a")
         r.state = .running
         try store.batch { try store.apply(.insert([r]), now: 1) }
@@ -96,24 +90,20 @@ import Testing
 
     /// The schema's migrations run once: a store opened again (by a later agent) keeps its rows.
     @Test func aStoreOpenedAgainKeepsItsRowsAndRunsNoMigrationTwice() throws {
-        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let folder = try StoreFolder()
         do {
-            let store = try Store(path: dir + "/ferry.sqlite3")
+            let store = try folder.open()
             try store.batch { try store.apply(.insert([TaskRecord(id: 7, session: "s", url: "http://a/f", host: "a")]), now: 1) }
         }
-        let again = try Store(path: dir + "/ferry.sqlite3")
+        let again = try folder.open()
         #expect(try again.task(7)?.url == "http://a/f")
         #expect(try again.read { try $0.prepare("SELECT identifier FROM grdb_migrations").texts() } == Store.migrations.map(\.0))
     }
 
     /// The scheduler's shortcut: queued tasks counted per host as tasks change.
     @Test func queuedTasksAreCountedPerHostAndAFullHostIsNotScanned() throws {
-        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(path: dir + "/ferry.sqlite3")
+        let folder = try StoreFolder()
+        let store = try folder.open()
         func counts() throws -> [String: Int] {
             try store.read { db in
                 var out: [String: Int] = [:]
@@ -141,10 +131,8 @@ import Testing
     /// A host filled while the queue is read (two transfers a host, one slot free): when no
     /// other host has queued tasks, the read stops there instead of scanning that host's queue.
     @Test func aHostFilledWhileReadingEndsTheReadWhenNoOtherHostWaits() throws {
-        let dir = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try Store(path: dir + "/ferry.sqlite3")
+        let folder = try StoreFolder()
+        let store = try folder.open()
         let records = (1...300).map { TaskRecord(id: Int64($0), session: "s", url: "http://a/\($0)", host: $0 == 300 ? "b" : "a") }
         try store.batch { try store.apply(.insert(Array(records.dropLast())), now: 1) }
         var room = 1   // host a has room for one more
@@ -161,4 +149,12 @@ import Testing
         room = 1
         #expect(try store.nextQueued(limit: 5, excludingHosts: [], excludingIDs: [], take: pick).map(\.id) == [1, 300])
     }
+}
+
+/// A folder of its own for a test's store, removed with it.
+final class StoreFolder {
+    let path = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
+    init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+    func open() throws -> Store { try Store(path: path + "/ferry.sqlite3") }
 }
