@@ -40,6 +40,19 @@ final class SQLiteConnection {
         return s
     }
 
+    /// Runs `body` in a transaction of its own: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try cached("BEGIN IMMEDIATE TRANSACTION").run()
+        do {
+            let result = try body()
+            try cached("COMMIT TRANSACTION").run()
+            return result
+        } catch {
+            if isInsideTransaction { try? execute("ROLLBACK TRANSACTION") }
+            throw error
+        }
+    }
+
     /// A statement used once (compiled anew at every call).
     func prepare(_ sql: String) throws -> SQLiteStatement { try SQLiteStatement(sql, on: self) }
 

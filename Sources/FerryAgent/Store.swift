@@ -113,16 +113,9 @@ final class Store {
             if !writingCheckpoint { batchMustSync = true }
             return try body(db)
         }
-        try db.cached("BEGIN IMMEDIATE TRANSACTION").run()
-        do {
-            let result = try body(db)
-            try db.cached("COMMIT TRANSACTION").run()
-            try syncNow()
-            return result
-        } catch {
-            if db.isInsideTransaction { try? db.execute("ROLLBACK TRANSACTION") }
-            throw error
-        }
+        let result = try db.transaction { try body(db) }
+        try syncNow()
+        return result
     }
 
     /// A new request is acknowledged only once durable: when SQLite cannot commit it, the
@@ -142,14 +135,9 @@ final class Store {
         try db.execute("CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
         let done = Set(try db.cached("SELECT identifier FROM grdb_migrations").texts())
         for (identifier, sql) in migrations where !done.contains(identifier) {
-            try db.execute("BEGIN IMMEDIATE TRANSACTION")
-            do {
+            try db.transaction {
                 try db.execute(sql)
                 try db.cached("INSERT INTO grdb_migrations(identifier) VALUES (?)").run([identifier])
-                try db.execute("COMMIT TRANSACTION")
-            } catch {
-                try? db.execute("ROLLBACK TRANSACTION")
-                throw error
             }
         }
     }

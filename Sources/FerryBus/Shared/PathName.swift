@@ -18,7 +18,7 @@ public enum PathName {
 
     private static func withoutTrailingSlashes(_ s: Substring) -> Substring {
         var s = s
-        while s.count > 1, s.hasSuffix("/") { s = s.dropLast() }
+        while s.utf8.count > 1, s.hasSuffix("/") { s = s.dropLast() }
         return s
     }
 }

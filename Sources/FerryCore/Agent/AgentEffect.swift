@@ -47,7 +47,7 @@ public enum StoreWrite: Sendable, Equatable {
     case update(TaskRecord)
     /// A running task's row again, still running (its bytes, validators, names): what indexes
     /// and counts are kept by (session, host, state) is left as stored, so SQLite touches the row
-    /// alone — most of a small download's row writes.
+    /// alone.
     case progress(TaskRecord)
     case deleteTasks([Int64])
     /// Running tasks the store could not save go back to the queue.
