@@ -31,6 +31,8 @@ let package = Package(
                        providers: [.apt(["libgtk-4-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CFerryShim", dependencies: ["CGLib", "CCurl"], path: "Sources/CFerryShim"),
 
         // Pure decisions: no C, no I/O.
@@ -40,9 +42,9 @@ let package = Package(
         // the process launcher, the box for C callbacks).
         .target(name: "FerryBus", dependencies: ["CGLib", "CFerryShim", "FerryCore"],
                 path: "Sources/FerryBus", swiftSettings: agentSwift),
-        // The agent's I/O shell: curl, SQLite, GDBus, all on one GLib main loop.
+        // The agent's I/O shell: curl, SQLite, sd-bus, all on one GLib main loop.
         .target(name: "FerryAgent",
-                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CFerryShim",
+                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CSystemd", "CFerryShim",
                                .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),
         .executableTarget(name: "ferryd", dependencies: ["FerryAgent",

@@ -37,8 +37,20 @@ enum AppSpawner {
         log.debug("asked systemd for \(unit)")
     }
 
-    /// The agent's own connection (GIO caches it); the caller unrefs it.
+    /// GIO's connection to the session bus (cached by GIO); the caller unrefs it. The agent's
+    /// API is on sd-bus (`BusConnection`); relaunching apps, scopes and the file manager go
+    /// through GIO, and libnotify uses the same connection.
     static var sessionBus: OpaquePointer? { g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) }
+
+    /// Connects GIO's session bus connection without waiting, once the agent runs, so that
+    /// `sessionBus` never connects on the loop. It does not end the agent when the bus closes
+    /// (the agent's own connection tells it, and it saves its state first).
+    static func warmSessionBus() {
+        g_bus_get(G_BUS_TYPE_SESSION, nil, { _, result, _ in
+            guard let bus = g_bus_get_finish(result, nil) else { return }
+            g_dbus_connection_set_exit_on_close(bus, 0)   // kept: GIO's one connection, for the agent's lifetime
+        }, nil)
+    }
 
     /// "/usr/bin/xdg-open" → "xdg_open": ASCII letters, digits and _ only (no unit-name escaping needed).
     static func unitNamePart(_ path: String) -> String {

@@ -1,4 +1,3 @@
-import CGLib
 import FerryBus
 import FerryCore
 import Glibc
@@ -7,15 +6,15 @@ import Glibc
 /// Everything that needs no copy is checked first; the copy is made off the loop; the task is
 /// created, and the call answered, once the copy is synced.
 extension BusService {
-    func uploadFromDescriptor(_ a: [Value], caller: Caller, _ invocation: OpaquePointer?) {
+    func uploadFromDescriptor(_ a: [Value], caller: Caller, _ invocation: BusCall) {
         let name = AgentMethod.createUploadFromFd.rawValue
         let session = a[0].stringValue ?? "", url = a[1].stringValue ?? "", options = a[3].dictValue ?? [:]
-        guard case .handle(let index) = a[2] else { return reply(invocation, name) { throw FerryError(.invalidArgument, "no descriptor") } }
+        guard case .handle(let received) = a[2] else { return reply(invocation, name) { throw FerryError(.invalidArgument, "no descriptor") } }
         var fd: Int32 = -1
         var draft = TaskRecord(session: "", url: "", host: "")
         func asCaller(_ r: AgentRequest) -> AgentRequest { if case .sandboxed(let app) = caller { .sandboxed(app, r) } else { r } }
         do {
-            fd = try Self.descriptor(invocation, index)
+            fd = try Self.descriptor(received)
             draft = try RequestDecoder.upload(url: url, options)
             _ = try agent.request(asCaller(.getSession(session)))   // its session, before any copying
             _ = try UploadCopy.check(fd)
@@ -40,15 +39,11 @@ extension BusService {
         }
     }
 
-    /// The descriptor the caller sent (a duplicate of ours to close).
-    private static func descriptor(_ invocation: OpaquePointer?, _ index: Int32) throws -> Int32 {
-        let message = g_dbus_method_invocation_get_message(invocation)
-        var error: UnsafeMutablePointer<GError>?
-        guard let list = g_dbus_message_get_unix_fd_list(message), index >= 0, index < g_unix_fd_list_get_length(list) else {
-            throw FerryError(.invalidArgument, "no file descriptor came with the call")
-        }
-        let fd = g_unix_fd_list_get(list, index, &error)
-        guard fd >= 0 else { throw ProcessLauncher.failure("cannot take the file descriptor", error) }
+    /// The descriptor the caller sent, duplicated (the call's message owns `received`).
+    private static func descriptor(_ received: Int32) throws -> Int32 {
+        guard received >= 0 else { throw FerryError(.invalidArgument, "no file descriptor came with the call") }
+        let fd = fcntl(received, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { throw FerryError(.failed, "cannot take the file descriptor: \(String(cString: strerror(errno)))") }
         return fd
     }
 }

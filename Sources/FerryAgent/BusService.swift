@@ -1,37 +1,30 @@
-import CFerryShim
-import CGLib
 import FerryBus
 import FerryCore
 import Glibc
 import Logging
 
-/// Owns dev.ferry.Agent1 on the session bus and exports the interface compiled in from
-/// desktop/dev.ferry.Agent1.xml. GDBus checks every call's signature against that XML, so a
-/// malformed call is refused before it reaches the agent (org.freedesktop.DBus.Error.InvalidArgs).
+/// Owns dev.ferry.Agent1 on the session bus and answers the interface compiled in from
+/// desktop/dev.ferry.Agent1.xml (`BusObjects`: which object a call is for, its signature checked
+/// against the XML, so a malformed call is refused before it reaches the agent with
+/// org.freedesktop.DBus.Error.InvalidArgs). The connection is sd-bus's (`BusConnection`).
 public final class BusService {
     /// `busClosed`: the bus went away under a running agent (the desktop session ended).
     public enum Outcome { case acquired, nameTaken, noBus, busClosed }
 
     let agent: Agent
     let log: Logger
-    var connection: OpaquePointer?
-    private var ownerID: UInt32 = 0
-    private var registrationID: UInt32 = 0
+    private(set) var connection: BusConnection?
+    private let objects: BusObjects
     let identity = CallerIdentity()
     /// Every reply and signal leaves through the agent's outbox, in order.
     var outbox: BusOutbox { agent.outbox }
-    private let nodeInfo: UnsafeMutablePointer<GDBusNodeInfo>
     private var onOutcome: (Outcome) -> Void = { _ in }
+    private var acquired = false
 
     public init(agent: Agent, logger: Logger) throws {
         self.agent = agent
         self.log = logger
-        var error: UnsafeMutablePointer<GError>?
-        guard let info = g_dbus_node_info_new_for_xml(ferry_agent_interface_xml(), &error) else {
-            let message = error.map { String(cString: $0.pointee.message) } ?? "?"
-            throw FerryError(.failed, "the compiled-in interface XML does not parse: \(message)")
-        }
-        nodeInfo = info
+        objects = try BusObjects()
         agent.onEventsAvailable = { [unowned self] session, seq, app in
             self.emit(.eventsAvailable, [.string(session), .uint64(seq)], about: app)
         }
@@ -48,110 +41,119 @@ public final class BusService {
         }
     }
 
-    /// Asks the bus for the name; `outcome` is called from the loop.
+    private static let busDaemon = "org.freedesktop.DBus"
+    private static let busPath = "/org/freedesktop/DBus"
+
+    /// Connects and asks the bus for the name; `outcome` is called from the loop.
     public func own(replace: Bool, outcome: @escaping (Outcome) -> Void) {
         onOutcome = outcome
-        var flags = G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT.rawValue | G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE.rawValue
-        if replace { flags |= G_BUS_NAME_OWNER_FLAGS_REPLACE.rawValue }
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        ownerID = g_bus_own_name(G_BUS_TYPE_SESSION, BusNames.agent, GBusNameOwnerFlags(flags),
-                                 BusService.busAcquired, BusService.nameAcquired, BusService.nameLost, me, nil)
+        guard let c = try? BusConnection() else {
+            MainLoop.idle { outcome(.noBus) }
+            return
+        }
+        connection = c
+        c.onMessage = { [unowned self] in self.received($0) }
+        c.onClose = { [unowned self] in self.onOutcome(self.acquired ? .busClosed : .noBus) }
+        c.attach()
+        // Every name that leaves the bus (clients' connections; a dock appearing).
+        c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "AddMatch",
+               [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")],
+               timeoutMilliseconds: 25_000) { _ in }
+        // DBUS_NAME_FLAG_ALLOW_REPLACEMENT | DO_NOT_QUEUE, and REPLACE_EXISTING with --replace.
+        let flags: UInt32 = 1 | 4 | (replace ? 2 : 0)
+        c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "RequestName", [.string(BusNames.agent), .uint32(flags)],
+               timeoutMilliseconds: 25_000) { [unowned self] result in
+            // 1: the primary owner now; 4: already was. 3: another owns it (not queued).
+            guard case .success(let reply) = result, let code = reply.first?.uint64Value, code == 1 || code == 4 else {
+                if case .failure(let e) = result { log.error("cannot own \(BusNames.agent): \(e)") }
+                onOutcome(c.isClosed ? .noBus : .nameTaken)
+                return
+            }
+            acquired = true
+            onOutcome(.acquired)
+            LauncherEntry.dockIsThere(c) { [weak self] in self?.publishLauncher() }
+            AppSpawner.warmSessionBus()
+        }
     }
 
     public func flush() {
         outbox.drain()
-        if let c = connection, g_dbus_connection_is_closed(c) == 0 { g_dbus_connection_flush_sync(c, nil, nil) }
+        connection?.flush()
     }
 
-    private static let busAcquired: GBusAcquiredCallback = { conn, _, user in
-        let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-        g_object_ref(UnsafeMutableRawPointer(conn))   // kept valid after the bus goes (flush checks it)
-        me.connection = conn
-        // GLib would raise SIGTERM when the bus closes; the agent says why and saves state itself.
-        g_dbus_connection_set_exit_on_close(conn, 0)
-        me.register(conn!)
-    }
-    private static let nameAcquired: GBusNameAcquiredCallback = { _, _, user in
-        Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().onOutcome(.acquired)
-    }
-    private static let nameLost: GBusNameLostCallback = { conn, _, user in
-        let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-        // GLib passes no connection both when there never was a bus and when it closed.
-        if conn == nil || g_dbus_connection_is_closed(conn) != 0 {
-            me.onOutcome(me.connection == nil ? .noBus : .busClosed)
-        } else {
-            me.onOutcome(.nameTaken)
-        }
-    }
-
-    private func register(_ conn: OpaquePointer) {
-        var vtable = GDBusInterfaceVTable()
-        vtable.method_call = BusService.methodCall
-        vtable.get_property = BusService.getProperty
-        let iface = g_dbus_node_info_lookup_interface(nodeInfo, BusNames.interface)
-        var error: UnsafeMutablePointer<GError>?
-        registrationID = g_dbus_connection_register_object(conn, BusNames.path, iface, &vtable,
-                                                           Unmanaged.passUnretained(self).toOpaque(), nil, &error)
-        LauncherEntry.register(conn, service: self)
-        watchPeers(conn)
-        if registrationID == 0 {
-            log.critical("cannot export \(BusNames.path): \(error.map { String(cString: $0.pointee.message) } ?? "?")")
-        }
-    }
-
-    private static let getProperty: GDBusInterfaceGetPropertyFunc = { _, _, _, _, name, _, _ in
-        guard let name, String(cString: name) == "Version" else { return nil }
-        return Value.string(FerryRelease.version).makeGVariant()
-    }
-
-    private static let methodCall: GDBusInterfaceMethodCallFunc = { conn, sender, _, _, method, params, invocation, user in
-        let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-        let name = String(cString: method!)
-        let args = params.map { Value($0).tupleValue ?? [] } ?? []
-        let from = sender.map { String(cString: $0) } ?? ""
-        // Who calls decides what it may do: the first call of a connection waits for the answer.
-        me.identity.identify(from, on: conn!) { caller in
-            guard let caller else {
-                me.fail(invocation, FerryError(.accessDenied, "cannot tell which app is calling (its process is gone or unreadable)"))
-                return
+    /// A method call or a signal, on the loop.
+    private func received(_ message: BusMessage) {
+        switch message.kind {
+        case .methodCall: methodCall(message)
+        case .signal where message.sender == Self.busDaemon && message.interface == Self.busDaemon:
+            let args = message.values()
+            switch message.member {
+            case "NameOwnerChanged":
+                guard args.count == 3, let name = args[0].stringValue, let owner = args[2].stringValue else { return }
+                if name == LauncherEntry.dock, !owner.isEmpty {
+                    publishLauncher()   // a dock appeared: it learns the badge at once
+                } else if name.hasPrefix(":"), owner.isEmpty {
+                    // Clients that leave the bus are no longer connected to their sessions.
+                    identity.forget(name)
+                    agent.feed(.peerLeft(name))
+                }
+            case "NameLost" where args.first?.stringValue == BusNames.agent && acquired:
+                acquired = false
+                onOutcome(.nameTaken)   // replaced by `ferryd --replace`
+            default: break
             }
-            me.answer(name, args, sender: from, caller: caller, invocation)
+        default: break
         }
     }
 
-    private func answer(_ name: String, _ args: [Value], sender: String, caller: Caller, _ invocation: OpaquePointer?) {
+    private func methodCall(_ message: BusMessage) {
+        guard let c = connection else { return }
+        let call = c.retain(message)
+        switch objects.route(message, launcherProperties: { [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(self.agent))] }) {
+        case .answer(let values): outbox.reply { c.reply(to: call, values) }
+        case .property(let value): outbox.reply { c.reply(to: call, variant: value) }
+        case .refuse(let name, let text): outbox.reply { c.replyError(to: call, name: name, message: text) }
+        case .agentMethod(let name):
+            let args = message.values()
+            let from = message.sender ?? ""
+            // Who calls decides what it may do: the first call of a connection waits for the answer.
+            identity.identify(from, on: c) { [self] caller in
+                guard let caller else {
+                    fail(call, FerryError(.accessDenied, "cannot tell which app is calling (its process is gone or unreadable)"))
+                    return
+                }
+                answer(name, args, sender: from, caller: caller, call)
+            }
+        }
+    }
+
+    private func answer(_ name: String, _ args: [Value], sender: String, caller: Caller, _ call: BusCall) {
         if name == AgentMethod.createUploadFromFd.rawValue {
-            uploadFromDescriptor(args, caller: caller, invocation)   // answers once the copy is made
+            uploadFromDescriptor(args, caller: caller, call)   // answers once the copy is made
             return
         }
-        reply(invocation, name) { try dispatch(name, args, sender: sender, caller: caller) }
+        reply(call, name) { try dispatch(name, args, sender: sender, caller: caller) }
     }
 
     /// Sends `body`'s values, or its error as the D-Bus error it names.
-    func reply(_ invocation: OpaquePointer?, _ name: String, _ body: () throws -> [Value]) {
+    func reply(_ call: BusCall, _ name: String, _ body: () throws -> [Value]) {
+        guard let c = connection else { return }
         do {
             let values = try body()
-            let call = GPointer(invocation)
-            outbox.reply { g_dbus_method_invocation_return_value(call.pointer, Value.tuple(values).makeGVariant()) }
+            outbox.reply { c.reply(to: call, values) }
         } catch let e as FerryError {
-            fail(invocation, e)
+            fail(call, e)
         } catch {
             log.error("\(name) failed: \(error)")
-            fail(invocation, FerryError(.failed, "internal error: \(error)"))
+            fail(call, FerryError(.failed, "internal error: \(error)"))
         }
     }
 
     /// Answers a call with a dev.ferry.Error (through the outbox, after what was queued before).
-    func fail(_ invocation: OpaquePointer?, _ e: FerryError) {
-        let call = GPointer(invocation), name = e.dbusName, message = e.message
-        outbox.reply { g_dbus_method_invocation_return_dbus_error(call.pointer, name, message) }
-    }
-
-    /// A GDBus object (a method invocation, the connection) used on the outbox's thread: GDBus
-    /// may be called from any thread, and each invocation is answered exactly once.
-    struct GPointer: @unchecked Sendable {
-        let pointer: OpaquePointer?
-        init(_ pointer: OpaquePointer?) { self.pointer = pointer }
+    func fail(_ call: BusCall, _ e: FerryError) {
+        guard let c = connection else { return }
+        let name = e.dbusName, message = e.message
+        outbox.reply { c.replyError(to: call, name: name, message: message) }
     }
 
     /// One line per method: unpack the (already type-checked) arguments into a request, hand it
@@ -250,25 +252,11 @@ public final class BusService {
         }
     }
 
-    /// Clients that leave the bus are no longer connected to their sessions.
-    private func watchPeers(_ conn: OpaquePointer) {
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        g_dbus_connection_signal_subscribe(conn, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged",
-                                           "/org/freedesktop/DBus", nil, G_DBUS_SIGNAL_FLAGS_NONE, { _, _, _, _, _, params, user in
-            let args = params.map { Value($0).tupleValue ?? [] } ?? []
-            guard args.count == 3, let name = args[0].stringValue, name.hasPrefix(":"),
-                  args[2].stringValue == "" else { return }
-            let me = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-            me.identity.forget(name)
-            me.agent.feed(.peerLeft(name))
-        }, me, nil)
-    }
-
     /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for ferry.desktop.
     func publishLauncher() {
         guard let c = connection else { return }
-        let body = Value.tuple([.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]), conn = GPointer(c)
-        outbox.send { g_dbus_connection_emit_signal(conn.pointer, nil, LauncherEntry.path, LauncherEntry.interface, "Update", body.makeGVariant(), nil) }
+        let body: [Value] = [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]
+        outbox.send { c.signal(path: LauncherEntry.path, interface: LauncherEntry.interface, member: "Update", body) }
     }
 
     /// The host's signals are broadcast (scripts listen with plain match rules). A sandboxed
@@ -278,12 +266,10 @@ public final class BusService {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
         let destinations: [String?] = app.isEmpty ? [nil] : identity.peers(entitledTo: app)
-        let conn = GPointer(c), name = signal.rawValue
+        let name = signal.rawValue
         outbox.send {
-            let body = g_variant_ref_sink(Value.tuple(args).makeGVariant())
-            defer { g_variant_unref(body) }
             for destination in destinations {
-                g_dbus_connection_emit_signal(conn.pointer, destination, BusNames.path, BusNames.interface, name, body, nil)
+                c.signal(path: BusNames.path, interface: BusNames.interface, member: name, args, destination: destination)
             }
         }
     }

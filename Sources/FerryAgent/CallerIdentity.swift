@@ -25,27 +25,19 @@ final class CallerIdentity {
     }
 
     /// Calls `then` with the caller behind `sender` (nil: it could not be told, so nothing is allowed).
-    func identify(_ sender: String, on connection: OpaquePointer, then: @escaping (Caller?) -> Void) {
+    func identify(_ sender: String, on bus: BusConnection, then: @escaping (Caller?) -> Void) {
         if let caller = known[sender] { then(caller); return }
         guard waiting[sender] == nil else { waiting[sender]!.append(then); return }
         waiting[sender] = [then]
-        let done: (Caller?) -> Void = { [self] caller in
+        bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
+                 [.string(sender)], timeoutMilliseconds: 10_000) { [self] result in
+            var caller: Caller?
+            if case .success(let reply) = result, let pid = reply.first?.dictValue?["ProcessID"]?.int64Value {
+                caller = self.caller(pid: Int32(pid))
+            }
             if let caller { known[sender] = caller }
             for f in waiting.removeValue(forKey: sender) ?? [] { f(caller) }
         }
-        let reply: (OpaquePointer?, OpaquePointer?) -> Void = { [self] source, result in
-            var error: UnsafeMutablePointer<GError>?
-            guard let v = g_dbus_connection_call_finish(source, result, &error) else { g_clear_error(&error); done(nil); return }
-            defer { g_variant_unref(v) }
-            let creds = Value(v).tupleValue?.first?.dictValue ?? [:]
-            guard let pid = creds["ProcessID"]?.int64Value else { done(nil); return }
-            done(caller(pid: Int32(pid)))
-        }
-        g_dbus_connection_call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                               "GetConnectionCredentials", Value.tuple([.string(sender)]).makeGVariant(), nil,
-                               G_DBUS_CALL_FLAGS_NONE, 10_000, nil, { source, result, user in
-                                   Box<(OpaquePointer?, OpaquePointer?) -> Void>.take(user!)(OpaquePointer(source), result)
-                               }, Box.retained(reply))
     }
 
     func forget(_ sender: String) { known[sender] = nil }

@@ -1,9 +1,8 @@
-import CGLib
 import FerryBus
 
 /// The Unity LauncherEntry API that docks and panels (Plasma, Dash to Dock, Plank) read the
-/// badge and progress from: an Update signal, a Query method, and a fresh Update whenever a
-/// dock (com.canonical.Unity) appears on the bus.
+/// badge and progress from: an Update signal, a Query method (`BusObjects`), and a fresh Update
+/// whenever a dock (com.canonical.Unity) appears on the bus.
 enum LauncherEntry {
     static let path = "/dev/ferry/LauncherEntry"
     static let interface = "com.canonical.Unity.LauncherEntry"
@@ -21,18 +20,14 @@ enum LauncherEntry {
                 "progress": .double(s.progress), "progress-visible": .bool(s.transferring)]
     }
 
-    static func register(_ conn: OpaquePointer, service: BusService) {
-        guard let info = g_dbus_node_info_new_for_xml(xml, nil) else { return }
-        var vtable = GDBusInterfaceVTable()
-        vtable.method_call = { _, _, _, _, _, _, invocation, user in
-            let service = Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue()
-            service.reply(invocation, "Query") { [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(service.agent))] }
+    /// The name docks own (their appearing means: send them the badge).
+    static let dock = "com.canonical.Unity"
+
+    /// Calls `then` when a dock is on the bus already (at the agent's start).
+    static func dockIsThere(_ bus: BusConnection, then: @escaping () -> Void) {
+        bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", [.string(dock)],
+                 timeoutMilliseconds: 25_000) { result in
+            if case .success(let reply) = result, reply.first?.boolValue == true { then() }
         }
-        let user = Unmanaged.passUnretained(service).toOpaque()
-        g_dbus_connection_register_object(conn, path, g_dbus_node_info_lookup_interface(info, interface), &vtable, user, nil, nil)
-        let appeared: GBusNameAppearedCallback = { _, _, _, user in
-            Unmanaged<BusService>.fromOpaque(user!).takeUnretainedValue().publishLauncher()
-        }
-        g_bus_watch_name_on_connection(conn, "com.canonical.Unity", GBusNameWatcherFlags(rawValue: 0) /* NONE */, appeared, nil, user, nil)
     }
 }

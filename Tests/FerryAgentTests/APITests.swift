@@ -24,6 +24,30 @@ import Testing
         #expect(r.stdout.split(separator: "\n") == ["before-reply 1000", "total 1000"], "\(r.stdout)")
     }
 
+    /// At rest the agent's loop sleeps: within a while after a call, its thread spends a second
+    /// without waking once (its context switches, counted by the kernel, stay the same). A bus
+    /// source that set its poll events at every iteration once woke the loop thousands of times
+    /// a second.
+    @Test func theLoopSleepsAtRest() throws {
+        let h = try Harness()
+        try h.startAgent()
+        _ = try h.client().call("GetStatus", [])
+        let pid = try #require(h.agent?.processIdentifier)
+        func switches() throws -> [Substring] {
+            // The process's first thread is the loop's.
+            try String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8)
+                .split(separator: "\n").filter { $0.contains("ctxt_switches") }
+        }
+        var first: [Substring] = [], second: [Substring] = []
+        try h.eventually("a second without a wake-up of the loop", timeout: 20) {
+            first = try switches()
+            usleep(1_000_000)   // the window measured, not a wait for something
+            second = try switches()
+            return first == second
+        }
+        #expect(first.count == 2, "\(first)")
+    }
+
     /// The session methods refuse bad input with an error naming the problem; nothing else breaks.
     @Test func sessionMethodsRefuseBadInput() throws {
         let h = try Harness()
