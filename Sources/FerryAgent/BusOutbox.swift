@@ -2,9 +2,9 @@ import FoundationEssentials
 
 /// Sends the agent's D-Bus messages — replies, errors, signals — from a thread of its own, in
 /// the order the loop handed them over, each behind the store's sync of the turn that made it
-/// (`LogSync`, queued here by the store). GDBus builds and serialises a message on the thread
-/// that sends it (about 9 µs for a TaskChanged here), and an fdatasync takes 0.1–1 ms: the loop
-/// only queues them and goes on, the other core sends and waits. One queue for everything, so a
+/// (`LogSync`, queued here by the store). A message is built and written to the socket on the
+/// thread that sends it (`BusConnection`), and an fdatasync takes 0.1–1 ms: the loop only
+/// queues them and goes on, the other core sends and waits. One queue for everything, so a
 /// reply still follows the signals of its turn, and nothing leaves before the commit it reveals
 /// is on disk. The thread sleeps while the queue is empty (no wake-ups at rest).
 final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guarded by `condition`
@@ -39,7 +39,7 @@ final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guar
         message()
     }
 
-    /// Returns once everything queued so far is handed to GDBus (before the agent exits).
+    /// Returns once everything queued so far is handed to the bus connection (before the agent exits).
     func drain() {
         condition.lock()
         while !queue.isEmpty || sending { condition.wait() }

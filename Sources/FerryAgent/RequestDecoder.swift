@@ -3,7 +3,7 @@ import FerryCore
 import FoundationEssentials
 import Glibc
 
-/// Turns D-Bus arguments (already type-checked by GDBus against the interface XML) into the
+/// Turns D-Bus arguments (already type-checked by `BusObjects` against the interface XML) into the
 /// core's requests: option dictionaries become typed values, with clear errors naming what is
 /// wrong. What needs the file system (does a folder exist and is it writable, is a file
 /// readable) is checked here, so the core decides without I/O.
