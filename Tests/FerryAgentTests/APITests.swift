@@ -381,6 +381,41 @@ import Testing
         #expect(names(live, "signal").filter { names(xml, "signal").contains($0) } == names(xml, "signal"))
     }
 
+    /// What a D-Bus object answers besides its interface: the Version property (Get, GetAll, not
+    /// writable), introspection of the paths above it, an error naming an unknown object or
+    /// method, and a call with arguments of the wrong types refused before the agent sees it.
+    @Test func theStandardInterfacesAnswerAsDBusSays() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let c = try h.client()
+        func call(_ path: String, _ interface: String, _ method: String, _ args: [Value]) throws -> [Value] {
+            try c.callRaw(destination: BusNames.agent, path: path, interface: interface, method: method, args: args)
+        }
+        func refused(_ path: String, _ interface: String, _ method: String, _ args: [Value], _ name: String) {
+            do {
+                _ = try call(path, interface, method, args)
+                Issue.record("\(method) on \(path) answered")
+            } catch { #expect("\(error)".contains(name), "\(error)") }
+        }
+        let properties = "org.freedesktop.DBus.Properties"
+        // As gdbus prints it: one variant holding the string.
+        let get = try h.run("/usr/bin/gdbus", ["call", "--session", "-d", BusNames.agent, "-o", BusNames.path,
+                                                "-m", properties + ".Get", BusNames.interface, "Version"])
+        #expect(get.stdout == "(<'\(FerryRelease.version)'>,)\n", "\(get.stdout) \(get.stderr)")
+        #expect(try call(BusNames.path, properties, "GetAll", [.string(BusNames.interface)])
+                == [.dict(["Version": .string(FerryRelease.version)])])
+        refused(BusNames.path, properties, "Set", [.string(BusNames.interface), .string("Version"), .string("9")], "PropertyReadOnly")
+        let root = try #require(try call("/", "org.freedesktop.DBus.Introspectable", "Introspect", []).first?.stringValue)
+        #expect(root.contains("<node name=\"dev\"/>"), "\(root)")
+        let parent = try #require(try call("/dev/ferry", "org.freedesktop.DBus.Introspectable", "Introspect", []).first?.stringValue)
+        #expect(parent.contains("<node name=\"Agent1\"/>") && parent.contains("<node name=\"LauncherEntry\"/>"), "\(parent)")
+        refused("/dev/ferry/Nothing", BusNames.interface, "GetStatus", [], "UnknownObject")
+        refused(BusNames.path, BusNames.interface, "NoSuchMethod", [], "UnknownMethod")
+        refused(BusNames.path, BusNames.interface, "GetTask", [.string("1")], "InvalidArgs")
+        _ = try call(BusNames.path, "org.freedesktop.DBus.Peer", "Ping", [])
+        #expect(try call(BusNames.path, BusNames.interface, "GetStatus", []).first?.dictValue?["version"] != nil)
+    }
+
     /// The typed layer names exactly the XML's methods and signals, and clients call the agent
     /// only through it (no method name spelled anywhere else).
     @Test func theTypedLayerIsTheXMLAndClientsUseIt() throws {
