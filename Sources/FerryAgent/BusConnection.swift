@@ -7,8 +7,8 @@ import Glibc
 /// loop. The loop reads: sd-bus hands over each message no handler of its own took (it answers
 /// org.freedesktop.DBus.Peer itself), and the agent decides after sd-bus has returned, never
 /// inside its callbacks. Messages are built and sent from the loop or the outbox thread; sd-bus
-/// is not thread-safe, so every use of it holds `lock` (held for microseconds: building one
-/// message, one `sd_bus_process` round).
+/// is not thread-safe, so every use of it holds `lock` (briefly: one message built and sent,
+/// or one round of reading, at most 64 messages; the handling happens after it is released).
 final class BusConnection: @unchecked Sendable {
     private let bus: OpaquePointer
     private let lock = Lock()
