@@ -68,29 +68,24 @@ final class BusConnection: @unchecked Sendable {
         return result
     }
 
-    private func sendNew(_ make: (OpaquePointer, inout OpaquePointer?) -> Int32, _ values: [Value]) -> Bool {
+    /// Makes a message with `make`, fills it with `fill` and sends it.
+    private func sendNew(_ make: (OpaquePointer, inout OpaquePointer?) -> Int32, _ fill: (BusMessage) -> Bool) -> Bool {
         locked { bus in
             var m: OpaquePointer?
             guard make(bus, &m) >= 0, let m else { return false }
             defer { sd_bus_message_unref(m) }
-            guard BusMessage(pointer: m).append(values) else { return false }
+            guard fill(BusMessage(pointer: m)) else { return false }
             return sd_bus_send(bus, m, nil) >= 0
         }
     }
 
     func reply(to call: BusCall, _ values: [Value]) {
-        _ = sendNew({ _, m in sd_bus_message_new_method_return(call.message, &m) }, values)
+        _ = sendNew({ _, m in sd_bus_message_new_method_return(call.message, &m) }) { $0.append(values) }
     }
 
     /// A reply of one variant (org.freedesktop.DBus.Properties.Get).
     func reply(to call: BusCall, variant: Value) {
-        _ = locked { bus in
-            var m: OpaquePointer?
-            guard sd_bus_message_new_method_return(call.message, &m) >= 0, let m else { return }
-            defer { sd_bus_message_unref(m) }
-            guard BusMessage(pointer: m).append(variant: variant) else { return }
-            sd_bus_send(bus, m, nil)
-        }
+        _ = sendNew({ _, m in sd_bus_message_new_method_return(call.message, &m) }) { $0.append(variant: variant) }
     }
 
     func replyError(to call: BusCall, name: String, message: String) {
@@ -99,7 +94,7 @@ final class BusConnection: @unchecked Sendable {
                 var e = sd_bus_error(name: n, message: text, _need_free: 0)
                 return sd_bus_message_new_method_error(call.message, &m, &e)
             } }
-        }, [])
+        }) { _ in true }
     }
 
     /// A signal, broadcast (`destination` nil) or to one connection.
@@ -108,7 +103,7 @@ final class BusConnection: @unchecked Sendable {
             let r = sd_bus_message_new_signal(bus, &m, path, interface, member)
             if r >= 0, let destination, let m { return sd_bus_message_set_destination(m, destination) }
             return r
-        }, values)
+        }) { $0.append(values) }
     }
 
     /// Calls a method; `reply` runs on the loop with the reply's arguments or its error

@@ -170,12 +170,22 @@ struct BusMessage {
             return close()
         case .array(let items, let element):
             guard open(Self.a, element) else { return false }
-            for item in items where !append(item) { return false }
+            // Structs of the array take their members' types from the element type, once.
+            let members = element.first == "(" ? String(element.dropFirst().dropLast()) : nil
+            for item in items {
+                if let members, case .tuple(let fields) = item {
+                    guard append(tuple: fields, members: members) else { return false }
+                } else if !append(item) { return false }
+            }
             return close()
         case .tuple(let items):
-            guard open(Self.r, items.map(\.typeString).joined()) else { return false }
-            for item in items where !append(item) { return false }
-            return close()
+            return append(tuple: items, members: items.map(\.typeString).joined())
         }
+    }
+
+    private func append(tuple items: [Value], members: String) -> Bool {
+        guard open(Self.r, members) else { return false }
+        for item in items where !append(item) { return false }
+        return close()
     }
 }
