@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sys/epoll.h>
 #include <pthread.h>
+#include <sys/vfs.h>
 
 CURLcode ferry_easy_setopt_long(CURL *e, CURLoption o, long v) { return curl_easy_setopt(e, o, v); }
 CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return curl_easy_setopt(e, o, v); }
@@ -77,6 +78,11 @@ int ferry_epoll_ready(int epfd, int *fds, int *flags, int max) {
 
 int ferry_preallocate(int fd, int64_t offset, int64_t length) {
     return fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
+
+long ferry_file_system_type(const char *path) {
+    struct statfs info;
+    return statfs(path, &info) == 0 ? (long)info.f_type : -1;
 }
 
 // The interface XML is embedded at compile time so the agent cannot drift from desktop/.

@@ -49,6 +49,10 @@ int ferry_epoll_new(void);
 /// Ready sockets without waiting: their fds and CURL_CSELECT_* flags; returns how many.
 int ferry_epoll_ready(int epfd, int *fds, int *flags, int max);
 
+/// statfs(2)'s f_type of the file system holding `path` (-1 when it cannot be examined):
+/// <sys/vfs.h> is not in Swift's Glibc module.
+long ferry_file_system_type(const char *path);
+
 /// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
 const char *ferry_agent_interface_xml(void);
 
