@@ -15,7 +15,22 @@ extension Store {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for r in records { try TaskColumns.execute(stmt, binding: r) }
+            try Self.count(records, db)
         } }
+    }
+
+    /// Adds new tasks to `task_counts` and `queued_hosts` (what the update and delete triggers
+    /// keep for changes), in the insert's transaction.
+    private static func count(_ records: [TaskRecord], _ db: SQLiteConnection) throws {
+        var states: [String: Int] = [:], hosts: [String: Int] = [:]
+        for r in records {
+            states[r.state.rawValue, default: 0] += 1
+            if r.state == .queued { hosts[r.host, default: 0] += 1 }
+        }
+        let state = try db.cached("INSERT INTO task_counts(state, n) VALUES (?, ?) ON CONFLICT(state) DO UPDATE SET n = n + excluded.n")
+        for (name, n) in states { try state.run([name, n]) }
+        let host = try db.cached("INSERT INTO queued_hosts(host, n) VALUES (?, ?) ON CONFLICT(host) DO UPDATE SET n = n + excluded.n")
+        for (name, n) in hosts { try host.run([name, n]) }
     }
 
     /// Writes a task's row but its session, which never changes once it is made.

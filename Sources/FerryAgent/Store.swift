@@ -226,5 +226,11 @@ final class Store {
                     INSERT INTO queued_hosts(host, n) VALUES (NEW.host, 1) ON CONFLICT(host) DO UPDATE SET n = n + 1;
                 END;
                 """),
+        // A new task's counts are added once per batch by `insert` (one upsert per state and
+        // host instead of two trigger runs per row: a third of a 1,000-task batch's insert).
+        ("v5: new tasks counted by the insert", """
+                DROP TRIGGER task_counts_insert;
+                DROP TRIGGER queued_hosts_insert;
+                """),
     ]
 }

@@ -88,6 +88,47 @@ import Testing
         #expect(try store.countsByState(sessions: nil)["running"] == 0 && store.countsByState(sessions: nil)["completed"] == 1)
     }
 
+    /// What GetStatus and the scheduler read instead of counting (`task_counts`, `queued_hosts`)
+    /// equals counting the table, whichever way tasks came (batches of mixed states and hosts,
+    /// one at a time), changed and went.
+    @Test func keptCountsEqualCountingTheTable() throws {
+        let folder = try StoreFolder()
+        let store = try folder.open()
+        let states: [TaskState] = [.queued, .paused, .queued, .waiting, .queued]
+        let records = (1...40).map { i in
+            var r = TaskRecord(id: Int64(i), session: "s", url: "http://h/\(i)", host: ["a", "b", "c"][i % 3])
+            r.state = states[i % states.count]
+            return r
+        }
+        func matches() throws -> Bool {
+            try store.read { db in
+                func pairs(_ sql: String) throws -> [String: Int64] {
+                    var out: [String: Int64] = [:]
+                    try db.prepare(sql).rows { out[$0.text(0)] = $0.int(1) }
+                    return out
+                }
+                let counted = try pairs("SELECT state, COUNT(*) FROM tasks GROUP BY state")
+                let kept = try pairs("SELECT state, n FROM task_counts WHERE n != 0")
+                let queued = try pairs("SELECT host, COUNT(*) FROM tasks WHERE state = 'queued' GROUP BY host")
+                let keptQueued = try pairs("SELECT host, n FROM queued_hosts WHERE n != 0")
+                return counted == kept && queued == keptQueued && !counted.isEmpty
+            }
+        }
+        try store.batch { try store.apply(.insert(Array(records[0..<25])), now: 1) }
+        #expect(try matches(), "a batch")
+        try store.batch { try store.apply(.insert([records[25]]), now: 2) }
+        try store.batch {
+            try store.apply(.insert(Array(records[26..<33])), now: 3)
+            try store.apply(.insert(Array(records[33...])), now: 3)
+        }
+        #expect(try matches(), "one task, then two batches in one transaction")
+        var moved = records[2]
+        moved.state = .running
+        try store.batch { try store.apply(.update(moved), now: 4) }
+        try store.batch { try store.apply(.deleteTasks([1, 4, 7]), now: 5) }
+        #expect(try matches(), "after a change and deletions")
+    }
+
     /// The schema's migrations run once: a store opened again (by a later agent) keeps its rows.
     @Test func aStoreOpenedAgainKeepsItsRowsAndRunsNoMigrationTwice() throws {
         let folder = try StoreFolder()
