@@ -100,7 +100,7 @@ public final class Agent {
             }
         }
         // A round of curl's work is one turn: its transfers' changes commit together.
-        transfers.curl.around = { [unowned self] work in turn(work) }
+        transfers.around = { [unowned self] work in turn(work) }
         wakes.fired = { [unowned self] wake in feed(.wake(wake)) }
     }
 

@@ -7,7 +7,12 @@ import Glibc
 /// The running transfers and the curl multi handle they share. Turns what curl did into agent
 /// inputs, read after curl returned: nothing is decided or stored inside a curl callback.
 final class Transfers {
-    let curl: CurlMulti
+    /// Made for the first transfer: libcurl's global set-up (OpenSSL's, mostly) takes 2.4 MiB
+    /// of memory, which an agent that has transferred nothing yet does without.
+    private var multi: CurlMulti?
+    private let limits: (total: Int, host: Int)
+    /// Wraps each round of curl's work (the agent makes it one turn).
+    var around: (() -> Void) -> Void = { $0() } { didSet { multi?.around = around } }
     private let settings: TransferSettings
     private let stateDirectory: String
     private(set) var running: [Int64: Transfer] = [:]
@@ -19,7 +24,7 @@ final class Transfers {
     /// Prepared transfers come back to the loop in batches.
     private lazy var handoff = LoopHandoff<(Int64, Prepared)>(queue: preparer) { [weak self] batch in
         for (id, p) in batch { self?.prepared(id, p) }
-        self?.curl.kick()
+        self?.multi?.kick()
     }
     /// Whether the staging folder is on this machine's disk (see `LocalFileSystem`).
     private let stagingIsLocal: Bool
@@ -30,8 +35,15 @@ final class Transfers {
         self.settings = settings.transfer
         stateDirectory = settings.stateDirectory
         stagingIsLocal = LocalFileSystem.holds(settings.stateDirectory + "/staging")
-        curl = CurlMulti(maxTotalConnections: settings.maxTotal, maxHostConnections: settings.maxPerHost)
-        curl.afterAction = { [unowned self] in
+        limits = (settings.maxTotal, settings.maxPerHost)
+    }
+
+    private var curl: CurlMulti {
+        if let multi { return multi }
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))   // here on the loop, before any thread makes a handle
+        let made = CurlMulti(maxTotalConnections: limits.total, maxHostConnections: limits.host)
+        made.around = around
+        made.afterAction = { [unowned self] in
             let moved = touched
             touched = []
             for t in moved where running[t.taskID] === t {
@@ -39,7 +51,9 @@ final class Transfers {
                 absorb(t)
             }
         }
-        curl.onDone = { [unowned self] easy, code in done(easy: easy, code: Int(code.rawValue)) }
+        made.onDone = { [unowned self] easy, code in done(easy: easy, code: Int(code.rawValue)) }
+        multi = made
+        return made
     }
 
     /// Starts an attempt. A new download whose staging file is on a local disk and needs no
@@ -52,6 +66,7 @@ final class Transfers {
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
         let s = settings
         let staging = Paths.staging(stateDirectory, task: r.id)
+        _ = curl
         preparing.insert(r.id)
         if stagingIsLocal && r.kind != .upload && plan.offset == 0 && (r.expected ?? 0) < Transfer.preallocateFrom {
             let p = Self.prepare(r, plan, staging: staging, credential: credential, settings: s)
@@ -99,13 +114,13 @@ final class Transfers {
     func stop(_ id: Int64) -> Int64? {
         if preparing.remove(id) != nil { return nil }
         guard let t = running.removeValue(forKey: id) else { return nil }
-        curl.remove(t.easy)
+        multi?.remove(t.easy)
         t.sync()
         return t.received
     }
 
     /// Closes every cached connection (the network they ran over changed); only when idle.
-    func dropConnections() { if running.isEmpty { curl.dropConnections() } }
+    func dropConnections() { if running.isEmpty { multi?.dropConnections() } }
 
     /// Detaches every transfer (the agent stops): the bytes each has on disk.
     func stopAll() -> [Int64: Int64] {
@@ -124,7 +139,7 @@ final class Transfers {
     private func done(easy: UnsafeMutableRawPointer, code: Int) {
         guard let t = Transfer.from(easy: easy) else { return }
         CrashPoint.reached(.transferEnded)
-        curl.remove(easy)
+        multi?.remove(easy)
         guard running.removeValue(forKey: t.taskID) != nil else { return }
         if code == 0 && !t.began && !t.isUpload { _ = t.begin() }   // an empty body never reached the write callback
         absorb(t)
