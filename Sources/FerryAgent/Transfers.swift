@@ -66,9 +66,9 @@ final class Transfers {
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
         let s = settings
         let staging = Paths.staging(stateDirectory, task: r.id)
-        _ = curl
+        _ = curl   // libcurl is set up on the loop, before a worker makes a handle
         preparing.insert(r.id)
-        if stagingIsLocal && r.kind != .upload && plan.offset == 0 && (r.expected ?? 0) < Transfer.preallocateFrom {
+        if stagingIsLocal && Transfer.onlyCreatesStaging(r, plan) {
             let p = Self.prepare(r, plan, staging: staging, credential: credential, settings: s)
             if case .ready = p { prepared(r.id, p) } else { MainLoop.idle { [weak self] in self?.prepared(r.id, p) } }
             return
