@@ -8,15 +8,38 @@ extension Store {
     /// Inserts tasks with the ids the core gave them (after `lastTaskID`).
     func insert(_ records: [TaskRecord]) throws {
         try recording(records.count == 1 ? "the request" : "the \(records.count) requests") { try write { db in
-            let stmt = try db.cached("""
-                INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
-                    directory, output, file, suggested_name, sha256, description, headers, error, error_name,
-                    attempts, retry_at, created, updated, kind, method, upload_file, id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            for r in records { try TaskColumns.execute(stmt, binding: r) }
+            // A batch goes in `insertRows` rows a statement: SQLite runs a statement's program
+            // (and its AUTOINCREMENT bookkeeping) once for them all.
+            var rest = records[...]
+            if rest.count >= Self.insertRows {
+                let many = try db.cached(Self.insertMany)
+                while rest.count >= Self.insertRows {
+                    try TaskColumns.execute(many, binding: rest.prefix(Self.insertRows))
+                    rest = rest.dropFirst(Self.insertRows)
+                }
+            }
+            if !rest.isEmpty {
+                let one = try db.cached(Self.insertOne)
+                for r in rest { try TaskColumns.execute(one, binding: r) }
+            }
             try Self.count(records, db)
         } }
+    }
+
+    static let insertRows = 32
+
+    /// The INSERT of one task, and of `insertRows` (`TaskColumns.count` parameters a row).
+    private static let insertOne = insertSQL(rows: 1)
+    private static let insertMany = insertSQL(rows: insertRows)
+
+    private static func insertSQL(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: TaskColumns.count).joined(separator: ", ") + ")"
+        return """
+            INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
+                directory, output, file, suggested_name, sha256, description, headers, error, error_name,
+                attempts, retry_at, created, updated, kind, method, upload_file, id)
+            VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
+            """
     }
 
     /// Adds new tasks to `task_counts` and `queued_hosts` (what the update and delete triggers

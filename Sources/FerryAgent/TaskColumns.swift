@@ -31,16 +31,26 @@ enum TaskColumns {
     /// Binds `r`'s columns in the order of the store's INSERT and UPDATE (session … upload_file),
     /// the keys left out as `keys` says, then its id, and runs the statement to its end.
     static func execute(_ statement: SQLiteStatement, binding r: TaskRecord, keys: Keys = .all) throws {
-        try statement.run { b in
-            if keys == .all { b.add(r.session) }
-            b.add(r.url)
-            if keys != .none { b.add(r.host); b.add(r.state.rawValue) }
-            b.add(r.reason?.rawValue)
-            b.add(r.received); b.add(r.expected); b.add(r.etag); b.add(r.lastModified); b.add(r.directory)
-            b.add(r.output); b.add(r.file); b.add(r.suggestedName); b.add(r.sha256); b.add(r.description)
-            b.add(Store.headersJSON(r.headers)); b.add(r.error); b.add(r.errorName); b.add(r.attempts); b.add(r.retryAt)
-            b.add(r.created); b.add(r.updated); b.add(r.kind.rawValue); b.add(r.method); b.add(r.uploadFile)
-            b.add(r.id)
-        }
+        try statement.run { bind(&$0, r, keys: keys) }
+    }
+
+    /// Binds several rows to a statement with as many rows of parameters (INSERT … VALUES (…), (…)).
+    static func execute(_ statement: SQLiteStatement, binding rows: ArraySlice<TaskRecord>) throws {
+        try statement.run { b in for r in rows { bind(&b, r, keys: .all) } }
+    }
+
+    /// How many parameters `bind` takes with every key.
+    static let count = 26
+
+    private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
+        if keys == .all { b.add(r.session) }
+        b.add(r.url)
+        if keys != .none { b.add(r.host); b.add(r.state.rawValue) }
+        b.add(r.reason?.rawValue)
+        b.add(r.received); b.add(r.expected); b.add(r.etag); b.add(r.lastModified); b.add(r.directory)
+        b.add(r.output); b.add(r.file); b.add(r.suggestedName); b.add(r.sha256); b.add(r.description)
+        b.add(Store.headersJSON(r.headers)); b.add(r.error); b.add(r.errorName); b.add(r.attempts); b.add(r.retryAt)
+        b.add(r.created); b.add(r.updated); b.add(r.kind.rawValue); b.add(r.method); b.add(r.uploadFile)
+        b.add(r.id)
     }
 }

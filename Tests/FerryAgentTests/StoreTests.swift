@@ -88,6 +88,27 @@ import Testing
         #expect(try store.countsByState(sessions: nil)["running"] == 0 && store.countsByState(sessions: nil)["completed"] == 1)
     }
 
+    /// A batch is written several rows a statement: every task reads back as it was given, field
+    /// for field, whether it went in with 31 others or alone (a batch of 70: two statements of 32
+    /// rows, six of one).
+    @Test func aBatchIsStoredRowForRow() throws {
+        let folder = try StoreFolder()
+        let store = try folder.open()
+        let records = (1...70).map { i -> TaskRecord in
+            var r = TaskRecord(id: Int64(i), session: "s\(i % 4)", url: "http://h\(i % 5)/f\(i)", host: "h\(i % 5)",
+                               state: i % 3 == 0 ? .paused : .queued, expected: i % 2 == 0 ? Int64(i * 1_000) : nil,
+                               etag: "\"e\(i)\"", directory: i % 7 == 0 ? "/tmp/d\(i)" : nil, sha256: i % 5 == 0 ? "ab\(i)" : nil,
+                               description: "task \(i)", headers: i % 6 == 0 ? ["X-N": "\(i)"] : [:],
+                               attempts: i % 4, created: Int64(i), updated: Int64(i + 1))
+            r.kind = i % 9 == 0 ? .upload : .download
+            r.method = i % 9 == 0 ? "PUT" : nil
+            r.uploadFile = i % 9 == 0 ? "/tmp/u\(i)" : nil
+            return r
+        }
+        try store.batch { try store.apply(.insert(records), now: 1) }
+        for r in records { #expect(try store.task(r.id) == r, "task \(r.id)") }
+    }
+
     /// What GetStatus and the scheduler read instead of counting (`task_counts`, `queued_hosts`)
     /// equals counting the table, whichever way tasks came (batches of mixed states and hosts,
     /// one at a time), changed and went.
@@ -95,7 +116,7 @@ import Testing
         let folder = try StoreFolder()
         let store = try folder.open()
         let states: [TaskState] = [.queued, .paused, .queued, .waiting, .queued]
-        let records = (1...40).map { i in
+        let records = (1...80).map { i in
             var r = TaskRecord(id: Int64(i), session: "s", url: "http://h/\(i)", host: ["a", "b", "c"][i % 3])
             r.state = states[i % states.count]
             return r
@@ -114,12 +135,12 @@ import Testing
                 return counted == kept && queued == keptQueued && !counted.isEmpty
             }
         }
-        try store.batch { try store.apply(.insert(Array(records[0..<25])), now: 1) }
+        try store.batch { try store.apply(.insert(Array(records[0..<65])), now: 1) }
         #expect(try matches(), "a batch")
-        try store.batch { try store.apply(.insert([records[25]]), now: 2) }
+        try store.batch { try store.apply(.insert([records[65]]), now: 2) }
         try store.batch {
-            try store.apply(.insert(Array(records[26..<33])), now: 3)
-            try store.apply(.insert(Array(records[33...])), now: 3)
+            try store.apply(.insert(Array(records[66..<73])), now: 3)
+            try store.apply(.insert(Array(records[73...])), now: 3)
         }
         #expect(try matches(), "one task, then two batches in one transaction")
         var moved = records[2]
