@@ -61,7 +61,8 @@ public enum FailureClassifier {
             if e == 28 /* ENOSPC */ || e == 122 /* EDQUOT */ {
                 return .diskFull(o.localMessage ?? "no space left on the disk holding the download")
             }
-            return .permanent(name: "Failed", message: "cannot write the download: \(describeErrno(e))")
+            // The shell's own words when it has them (which file, which operation).
+            return .permanent(name: "Failed", message: o.localMessage ?? "cannot write the download: \(describeErrno(e))")
         }
         if let why = o.rejection { return .rangeRejected(why) }
         if o.curlCode == 0 {

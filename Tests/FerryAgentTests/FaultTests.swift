@@ -74,6 +74,28 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/big.bin")) == data)
     }
 
+    /// A staging file that cannot be made (a folder stands where it would go; the state folder
+    /// is on a local disk, so the loop makes it itself) fails that task clearly, and nothing else:
+    /// the next download completes.
+    @Test func aStagingFileThatCannotBeMadeFailsItsTaskAndNothingElse() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        _ = try h.makeFile("a.bin", size: 50_000)
+        let data = try h.makeFile("b.bin", size: 50_000)
+        try FileManager.default.createDirectory(atPath: h.state + "/staging/1.part", withIntermediateDirectories: true)
+        let r = try h.ferry("download", h.faultURL("a.bin"))
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stderr)")
+        #expect(id == 1, "a fresh agent's first task")
+        try h.eventually("task failed") { try state(h, id).0 == "failed" }
+        let info = try h.show(id)
+        let error = info["error"] as? String ?? ""
+        #expect(error.contains("staging file") && error.contains("1.part"), "\(info)")
+        let second = try h.ferry("download", h.faultURL("b.bin"), "--wait")
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/b.bin")) == data)
+    }
+
     @Test func checksumMismatchIsQuarantinedNeverDelivered() throws {
         let h = try Harness()
         try h.startFaultServer()

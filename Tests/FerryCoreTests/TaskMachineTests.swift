@@ -111,6 +111,21 @@ private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, 
         #expect(actions.contains(.emit(.completed(error: "server answered HTTP 404: not found", errorName: "NotFound", resumable: false))))
     }
 
+    /// A local failure says what the shell saw (which file, which operation), not just an errno.
+    @Test func aLocalFailureKeepsTheShellsWords() {
+        var m = machine()
+        _ = m.start(partialBytes: 0, now: 0)
+        let why = "cannot open staging file /s/staging/1.part: Is a directory"
+        _ = m.transferEnded(.localFailure(errno: 21, message: why), backoff: backoff, resourceDeadline: nil, now: 5, random: 0)
+        #expect(m.record.state == .failed)
+        #expect(m.record.error == why)
+        var bare = machine()
+        _ = bare.start(partialBytes: 0, now: 0)
+        _ = bare.transferEnded(TransferOutcome(curlCode: 23, httpStatus: 200, localErrno: 30), backoff: backoff,
+                               resourceDeadline: nil, now: 5, random: 0)
+        #expect(bare.record.error == "cannot write the download: read-only file system")
+    }
+
     @Test func resourceDeadlineTurnsRetryIntoFailure() {
         var m = machine()
         _ = m.start(partialBytes: 0, now: 0)
