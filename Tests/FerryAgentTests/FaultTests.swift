@@ -43,8 +43,11 @@ import Testing
         #expect(try h.ferry("resume", String(id)).status == 0)
         try h.eventually("task completed") { try state(h, id).0 == "completed" }
         #expect(try Data(contentsOf: URL(fileURLWithPath: usb.path + "/big.iso")) == data)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: usb.path) == ["big.iso"])
-        #expect(stagingSize(h, id) == nil)
+        // The staging name and the hidden copy go once the completion is on disk (till then they
+        // tell a restarted agent the file is linked already): just after "completed" is heard.
+        try h.eventually("only the file is left") {
+            try FileManager.default.contentsOfDirectory(atPath: usb.path) == ["big.iso"] && stagingSize(h, id) == nil
+        }
         let requests = try h.serverLog().filter { $0.path == "/big.iso" }
         #expect(requests.count == 1)
         #expect(requests.first?.sent == data.count)
@@ -376,7 +379,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads) == ["mid.bin"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/mid.bin")) == data)
         #expect(try h.serverLog().reduce(0) { $0 + $1.sent } == data.count)
-        #expect(stagingSize(h, id) == nil)
+        try h.eventually("staging emptied just after the completion") { stagingSize(h, id) == nil }
         // What the agent said is what its store says: a restart shows the same.
         h.killAgent()
         try h.startAgent()
