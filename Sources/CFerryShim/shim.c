@@ -1,6 +1,7 @@
 #define _GNU_SOURCE   /* fallocate */
 #include "CFerryShim.h"
 #include <fcntl.h>
+#include <unistd.h>
 #include <errno.h>
 #include <sys/epoll.h>
 #include <pthread.h>
@@ -83,6 +84,16 @@ int ferry_preallocate(int fd, int64_t offset, int64_t length) {
 long ferry_file_system_type(const char *path) {
     struct statfs info;
     return statfs(path, &info) == 0 ? (long)info.f_type : -1;
+}
+
+int ferry_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+long ferry_dirty_pages(int fd) {
+    struct { unsigned long long offset, length; } range = { 0, 0 };   // 0: to the end
+    struct { unsigned long long cache, dirty, writeback, evicted, recently_evicted; } stat;
+    return syscall(451 /* cachestat, Linux 6.5 */, fd, &range, &stat, 0) == 0 ? (long)stat.dirty : -1;
 }
 
 // The interface XML is embedded at compile time so the agent cannot drift from desktop/.

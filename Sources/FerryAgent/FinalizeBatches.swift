@@ -8,6 +8,9 @@ import FerryCore
 /// while a batch runs wait for the next, so under load a folder's fsync and the store's commit
 /// are shared. Side by side because ext4 commits its journal once for fsyncs that wait together:
 /// 3,000 files of 16 KiB fsynced one after another reach 1,500 a second here, 16 at once 6,400.
+/// Before any fsync, the writes of the batch's small files are started (`startWriteback`): ext4
+/// then gives them their blocks in one journal transaction, which the first fsync's commit
+/// covers, and the other fsyncs find done (3,000 small files at 16: +14 %, defaults +6 %).
 final class FinalizeBatches: @unchecked Sendable {   // its lists are touched only on `worker`
     struct Job { var record: TaskRecord; var staging: String; var defaultDirectory: String }
 
@@ -37,6 +40,7 @@ final class FinalizeBatches: @unchecked Sendable {   // its lists are touched on
         let jobs = waiting
         waiting = []
         scheduled = false
+        for job in jobs { Finalizer.startWriteback(job.staging) }
         let slots = Slots(count: jobs.count)
         let group = DispatchGroup()
         for (i, job) in jobs.enumerated() {

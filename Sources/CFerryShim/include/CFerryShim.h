@@ -53,6 +53,14 @@ int ferry_epoll_ready(int epfd, int *fds, int *flags, int max);
 /// <sys/vfs.h> is not in Swift's Glibc module.
 long ferry_file_system_type(const char *path);
 
+/// Starts writing a file's dirty pages to disk without waiting (sync_file_range(2), which
+/// Swift's Glibc module does not declare): a later fsync of it waits less.
+int ferry_start_writeback(int fd);
+
+/// How many of a file's cached pages are dirty (cachestat(2), Linux 6.5; -1 where it is
+/// missing): the tests check with it that `ferry_start_writeback` starts the writes.
+long ferry_dirty_pages(int fd);
+
 /// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
 const char *ferry_agent_interface_xml(void);
 
