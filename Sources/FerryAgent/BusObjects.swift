@@ -17,8 +17,9 @@ struct BusObjects {
         case refuse(name: String, message: String)
     }
 
-    /// Method name → the types of its arguments, from the XML.
-    private let signatures: [String: String]
+    /// Interface → method → the types of its arguments, for each path: what the XML says each
+    /// object answers, the standard interfaces included. A call of another signature is refused.
+    private let signatures: [String: [String: [String: String]]]
     private let agentXML: String
     private let launcherXML: String
 
@@ -58,78 +59,88 @@ struct BusObjects {
     }()
 
     init() throws {
-        let (agent, signatures) = try Self.interface(xml: String(cString: ferry_agent_interface_xml()), named: BusNames.interface)
-        self.signatures = signatures
-        agentXML = Self.doctype + "<node>\n" + Self.standardInterfaces + agent + "</node>\n"
-        let (launcher, _) = try Self.interface(xml: LauncherEntry.xml, named: LauncherEntry.interface)
-        launcherXML = Self.doctype + "<node>\n" + Self.standardInterfaces + launcher + "</node>\n"
+        let agent = try Self.interfaces(xml: Self.standardNode + String(cString: ferry_agent_interface_xml()), named: BusNames.interface)
+        let launcher = try Self.interfaces(xml: Self.standardNode + LauncherEntry.xml, named: LauncherEntry.interface)
+        agentXML = Self.doctype + "<node>\n" + Self.standardInterfaces + agent.xml + "</node>\n"
+        launcherXML = Self.doctype + "<node>\n" + Self.standardInterfaces + launcher.xml + "</node>\n"
+        signatures = [BusNames.path: agent.signatures, LauncherEntry.path: launcher.signatures]
     }
 
-    /// An interface of `xml` written out for introspection, and its methods' argument types.
-    private static func interface(xml: String, named name: String) throws -> (String, [String: String]) {
-        var error: UnsafeMutablePointer<GError>?
-        guard let node = g_dbus_node_info_new_for_xml(xml, &error),
-              let info = g_dbus_node_info_lookup_interface(node, name) else {
-            let message = error.map { String(cString: $0.pointee.message) } ?? "no interface \(name)"
-            g_clear_error(&error)
-            throw FerryError(.failed, "the compiled-in interface XML does not parse: \(message)")
+    /// The standard interfaces as a node of their own, read with each object's XML.
+    private static let standardNode = "<node>\n" + standardInterfaces + "</node>\n"
+
+    /// The interface `name` of `xml` written out for introspection, and the argument types of
+    /// every method of every interface in `xml` (each node's XML may hold several).
+    private static func interfaces(xml: String, named name: String) throws -> (xml: String, signatures: [String: [String: String]]) {
+        var signatures: [String: [String: String]] = [:]
+        var own = ""
+        for part in xml.components(separatedBy: "</node>") where part.contains("<interface") {
+            let node = part + "</node>"
+            var error: UnsafeMutablePointer<GError>?
+            guard let info = g_dbus_node_info_new_for_xml(node, &error) else {
+                let message = error.map { String(cString: $0.pointee.message) } ?? "unreadable"
+                g_clear_error(&error)
+                throw FerryError(.failed, "the compiled-in interface XML does not parse: \(message)")
+            }
+            defer { g_dbus_node_info_unref(info) }
+            var i = info.pointee.interfaces
+            while let interface = i?.pointee {
+                let interfaceName = String(cString: interface.pointee.name)
+                var m = interface.pointee.methods
+                while let method = m?.pointee {
+                    var types = ""
+                    var a = method.pointee.in_args
+                    while let arg = a?.pointee { types += String(cString: arg.pointee.signature); a = a! + 1 }
+                    signatures[interfaceName, default: [:]][String(cString: method.pointee.name)] = types
+                    m = m! + 1
+                }
+                if interfaceName == name {
+                    let text = g_string_new("")!
+                    g_dbus_interface_info_generate_xml(interface, 2, text)
+                    own = String(cString: text.pointee.str)
+                    g_string_free(text, 1)
+                }
+                i = i! + 1
+            }
         }
-        defer { g_dbus_node_info_unref(node) }
-        var signatures: [String: String] = [:]
-        var m = info.pointee.methods
-        while let method = m?.pointee {
-            var types = ""
-            var a = method.pointee.in_args
-            while let arg = a?.pointee { types += String(cString: arg.pointee.signature); a = a! + 1 }
-            signatures[String(cString: method.pointee.name)] = types
-            m = m! + 1
-        }
-        let text = g_string_new("")!
-        g_dbus_interface_info_generate_xml(info, 2, text)
-        defer { g_string_free(text, 1) }
-        return (String(cString: text.pointee.str), signatures)
+        guard !own.isEmpty else { throw FerryError(.failed, "the compiled-in interface XML has no interface \(name)") }
+        return (own, signatures)
     }
 
     func route(_ m: BusMessage, launcherProperties: () -> [Value]) -> Route {
-        let path = m.path ?? "", interface = m.interface, member = m.member ?? ""
-        if interface == Self.introspectable && member == "Introspect" {
-            switch path {
-            case BusNames.path: return .answer([.string(agentXML)])
-            case LauncherEntry.path: return .answer([.string(launcherXML)])
-            default:
-                if let children = Self.ancestors[path] {
-                    return .answer([.string(Self.doctype + "<node>\n" + children.map { "  <node name=\"\($0)\"/>\n" }.joined() + "</node>\n")])
-                }
+        let path = m.path ?? "", member = m.member ?? ""
+        guard let served = signatures[path] else {
+            if m.interface == Self.introspectable && member == "Introspect", let children = Self.ancestors[path] {
+                return .answer([.string(Self.doctype + "<node>\n" + children.map { "  <node name=\"\($0)\"/>\n" }.joined() + "</node>\n")])
             }
-        }
-        switch path {
-        case BusNames.path:
-            if interface == BusNames.interface || (interface == nil && signatures[member] != nil) {
-                guard let expected = signatures[member] else { return Self.unknownMethod(member, interface) }
-                guard m.signature == expected else {
-                    return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs",
-                                   message: "Type of message, “(\(m.signature))”, does not match expected type “(\(expected))”")
-                }
-                return .agentMethod(member)
-            }
-            if interface == Self.properties { return property(member, m.values()) }
-            return Self.unknownMethod(member, interface)
-        case LauncherEntry.path:
-            guard interface == LauncherEntry.interface || interface == nil, member == "Query" else { return Self.unknownMethod(member, interface) }
-            return .answer(launcherProperties())
-        default:
             return .refuse(name: "org.freedesktop.DBus.Error.UnknownObject", message: "No such object path “\(path)”")
+        }
+        // Without an interface, the member of that name in the object's own interface (D-Bus allows it).
+        let own = path == BusNames.path ? BusNames.interface : LauncherEntry.interface
+        let interface = m.interface ?? (served[own]?[member] != nil ? own : served.first { $0.value[member] != nil }?.key)
+        guard let interface, let expected = served[interface]?[member] else { return Self.unknownMethod(member, m.interface) }
+        guard m.signature == expected else {
+            return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                           message: "Type of message, “(\(m.signature))”, does not match expected type “(\(expected))”")
+        }
+        switch interface {
+        case Self.introspectable: return .answer([.string(path == BusNames.path ? agentXML : launcherXML)])
+        case Self.properties: return property(member, m.values(), own: own)
+        case BusNames.interface: return .agentMethod(member)
+        case LauncherEntry.interface: return .answer(launcherProperties())
+        default: return Self.unknownMethod(member, interface)   // Peer: sd-bus answers it before us
         }
     }
 
-    private func property(_ member: String, _ args: [Value]) -> Route {
+    /// The Version property of dev.ferry.Agent1; the LauncherEntry has no properties.
+    private func property(_ member: String, _ args: [Value], own: String) -> Route {
         let interface = args.first?.stringValue, name = args.count > 1 ? args[1].stringValue : nil
         let version = Value.string(FerryRelease.version)
         switch member {
-        case "Get" where interface == BusNames.interface && name == "Version": return .property(version)
-        case "GetAll" where interface == BusNames.interface: return .answer([.dict(["Version": version])])
+        case "Get" where own == BusNames.interface && interface == own && name == "Version": return .property(version)
+        case "GetAll" where own == BusNames.interface && interface == own: return .answer([.dict(["Version": version])])
         case "GetAll": return .answer([.dict([:])])
-        case "Set" where interface == BusNames.interface && name == "Version":
+        case "Set" where own == BusNames.interface && interface == own && name == "Version":
             return .refuse(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "Property “Version” is not writable")
         case "Get", "Set":
             return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "No such property “\(name ?? "")”")

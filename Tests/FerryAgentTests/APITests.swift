@@ -404,7 +404,10 @@ import Testing
         #expect(get.stdout == "(<'\(FerryRelease.version)'>,)\n", "\(get.stdout) \(get.stderr)")
         #expect(try call(BusNames.path, properties, "GetAll", [.string(BusNames.interface)])
                 == [.dict(["Version": .string(FerryRelease.version)])])
-        refused(BusNames.path, properties, "Set", [.string(BusNames.interface), .string("Version"), .string("9")], "PropertyReadOnly")
+        let set = try h.run("/usr/bin/gdbus", ["call", "--session", "-d", BusNames.agent, "-o", BusNames.path,
+                                                "-m", properties + ".Set", BusNames.interface, "Version", "<'9'>"])
+        #expect(set.stderr.contains("PropertyReadOnly"), "\(set.stdout) \(set.stderr)")
+        refused(BusNames.path, properties, "Set", [.string(BusNames.interface), .string("Version"), .string("9")], "InvalidArgs")
         let root = try #require(try call("/", "org.freedesktop.DBus.Introspectable", "Introspect", []).first?.stringValue)
         #expect(root.contains("<node name=\"dev\"/>"), "\(root)")
         let parent = try #require(try call("/dev/ferry", "org.freedesktop.DBus.Introspectable", "Introspect", []).first?.stringValue)
@@ -412,6 +415,16 @@ import Testing
         refused("/dev/ferry/Nothing", BusNames.interface, "GetStatus", [], "UnknownObject")
         refused(BusNames.path, BusNames.interface, "NoSuchMethod", [], "UnknownMethod")
         refused(BusNames.path, BusNames.interface, "GetTask", [.string("1")], "InvalidArgs")
+        // Every object's every interface checks the types, not only dev.ferry.Agent1's.
+        let launcher = "/dev/ferry/LauncherEntry", unity = "com.canonical.Unity.LauncherEntry"
+        refused(launcher, unity, "Query", [.int32(1)], "InvalidArgs")
+        refused(launcher, unity, "Query", [.array([.string("x")], elementType: "s")], "InvalidArgs")
+        refused(launcher, properties, "GetAll", [], "InvalidArgs")
+        refused(BusNames.path, properties, "Get", [.string(BusNames.interface)], "InvalidArgs")
+        refused(BusNames.path, "org.freedesktop.DBus.Introspectable", "Introspect", [.string("x")], "InvalidArgs")
+        refused(launcher, unity, "Update", [], "UnknownMethod")   // a signal, not a method
+        #expect(try call(launcher, unity, "Query", []).first?.stringValue == "application://ferry.desktop")
+        #expect(try call(launcher, properties, "GetAll", [.string(unity)]) == [.dict([:])])
         _ = try call(BusNames.path, "org.freedesktop.DBus.Peer", "Ping", [])
         #expect(try call(BusNames.path, BusNames.interface, "GetStatus", []).first?.dictValue?["version"] != nil)
     }
