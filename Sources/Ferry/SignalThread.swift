@@ -23,9 +23,9 @@ final class SignalThread: @unchecked Sendable {
             let (context, loop) = (handles.context, handles.loop)
             g_main_context_push_thread_default(context)
             // Subscribed here so that GDBus delivers the signal in this thread's context.
-            let id = client.subscribe("EventsAvailable", session: session) { _ in onSignal() }
-            let owner = client.subscribeBus("NameOwnerChanged", arg0: BusNames.agent) { args in
-                if args.count == 3, args[2].stringValue?.isEmpty == false { onAgentStarted() }
+            let id = client.subscribe(Agent1.EventsAvailable.self, session: session) { _ in onSignal() }
+            let owner = client.subscribeAgentOwner { change in
+                if !change.newOwner.isEmpty { onAgentStarted() }
             }
             ready.signal()
             g_main_loop_run(loop)

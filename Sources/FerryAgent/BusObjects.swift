@@ -134,7 +134,9 @@ struct BusObjects {
 
     /// The Version property of dev.ferry.Agent1; the LauncherEntry has no properties.
     private func property(_ member: String, _ args: [Value], own: String) -> Route {
-        let interface = args.first?.stringValue, name = args.count > 1 ? args[1].stringValue : nil
+        // Get and Set name the interface and the property; GetAll the interface (types checked before).
+        let interface = BusReader.read(args, member, { try $0.string() })
+        let name = BusReader.read(args, member, { r in _ = try r.string(); return try r.string() })
         let version = Value.string(FerryRelease.version)
         switch member {
         case "Get" where own == BusNames.interface && interface == own && name == "Version": return .property(version)

@@ -6,36 +6,33 @@ import Glibc
 /// Everything that needs no copy is checked first; the copy is made off the loop; the task is
 /// created, and the call answered, once the copy is synced.
 extension BusService {
-    func uploadFromDescriptor(_ a: [Value], caller: Caller, _ invocation: BusCall) {
-        let name = AgentMethod.createUploadFromFd.rawValue
-        let session = a[0].stringValue ?? "", url = a[1].stringValue ?? "", options = a[3].dictValue ?? [:]
-        guard case .handle(let received) = a[2] else { return reply(invocation, name) { throw FerryError(.invalidArgument, "no descriptor") } }
+    func uploadFromDescriptor(_ m: Agent1.CreateUploadFromFd, _ c: MethodTable.Context,
+                              _ answer: @escaping (Result<Int64, Error>) -> Void) {
         var fd: Int32 = -1
         var draft = TaskRecord(session: "", url: "", host: "")
-        func asCaller(_ r: AgentRequest) -> AgentRequest { if case .sandboxed(let app) = caller { .sandboxed(app, r) } else { r } }
         do {
-            fd = try Self.descriptor(received)
-            draft = try RequestDecoder.upload(url: url, options)
-            _ = try agent.request(asCaller(.getSession(session)))   // its session, before any copying
+            fd = try Self.descriptor(m.fd)
+            draft = try RequestDecoder.upload(url: m.url, m.options)
+            _ = try run(.getSession(m.session), c, checkPaths: false)   // its session, before any copying
             _ = try UploadCopy.check(fd)
         } catch {
             if fd >= 0 { close(fd) }
-            return reply(invocation, name) { throw error }
+            return answer(.failure(error))
         }
         let folder = AgentCore.uploadCopies(stateDirectory: agent.settings.stateDirectory)
         let descriptor = fd
         agent.onFileWorker({ Result { try UploadCopy.copy(descriptor, into: folder) } }) { [self] copied in
-            reply(invocation, name) {
+            answer(Result {
                 let copy = try copied.get()
                 draft.uploadFile = copy.path
                 draft.expected = copy.size
                 do {
-                    return encode(try agent.request(asCaller(.createTasks(session: session, [draft]))), method: .createUploadFromFd, caller: caller)
+                    return try run(.createTasks(session: m.session, [draft]), c, checkPaths: false).expect("a task") { $0.taskID }
                 } catch {
                     unlink(copy.path)
                     throw error
                 }
-            }
+            })
         }
     }
 

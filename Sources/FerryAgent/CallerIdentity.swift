@@ -32,7 +32,8 @@ final class CallerIdentity {
         bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
                  [.string(sender)], timeoutMilliseconds: 10_000) { [self] result in
             var caller: Caller?
-            if case .success(let reply) = result, let pid = reply.first?.dictValue?["ProcessID"]?.int64Value {
+            if case .success(let reply) = result,
+               let pid = BusReader.read(reply, "GetConnectionCredentials", { try $0.dict() })?["ProcessID"]?.int64Value {
                 caller = self.caller(pid: Int32(pid))
             }
             if let caller { known[sender] = caller }

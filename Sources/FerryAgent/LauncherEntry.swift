@@ -27,7 +27,7 @@ enum LauncherEntry {
     static func dockIsThere(_ bus: BusConnection, then: @escaping () -> Void) {
         bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", [.string(dock)],
                  timeoutMilliseconds: 25_000) { result in
-            if case .success(let reply) = result, reply.first?.boolValue == true { then() }
+            if case .success(let reply) = result, BusReader.read(reply, "NameHasOwner", { try $0.bool() }) == true { then() }
         }
     }
 }

@@ -3,14 +3,12 @@ import FerryCore
 import FoundationEssentials
 import Glibc
 
-/// Turns D-Bus arguments (already type-checked by `BusObjects` against the interface XML) into the
-/// core's requests: option dictionaries become typed values, with clear errors naming what is
-/// wrong. What needs the file system (does a folder exist and is it writable, is a file
+/// Turns a method's typed arguments (read by its type in FerryBus) into the core's requests,
+/// with clear errors naming what is wrong. What needs the file system (does a folder exist and is it writable, is a file
 /// readable) is checked here, so the core decides without I/O.
 enum RequestDecoder {
     /// OpenSession's options; a default folder must exist and be writable.
-    static func sessionOptions(_ options: [String: Value]) throws -> SessionOptions {
-        let o = try SessionOptions(bus: options)
+    static func sessionOptions(_ o: SessionOptions) throws -> SessionOptions {
         if let dir = o.defaultDirectory, !Paths.isWritableDirectory(dir) {
             throw FerryError(.invalidDestination, "default-directory \(dir) does not exist or is not writable")
         }
@@ -18,10 +16,9 @@ enum RequestDecoder {
     }
 
     /// A new download (its session, id and times are the core's to fill in).
-    static func download(url: String, _ options: [String: Value]) throws -> TaskRecord {
+    static func download(url: String, _ o: TaskOptions) throws -> TaskRecord {
         let host = try DownloadURL.validate(url)
         var r = TaskRecord(session: "", url: url, host: host)
-        let o = try TaskOptions(bus: options)
         if let dir = o.directory {
             guard dir.hasPrefix("/") else { throw FerryError(.invalidDestination, "directory must be an absolute path: \(dir)") }
             guard Paths.isWritableDirectory(dir) else {
@@ -54,7 +51,7 @@ enum RequestDecoder {
     }
 
     /// Several downloads, all or none; an error names the request it is about.
-    static func downloads(_ requests: [(String, [String: Value])]) throws -> [TaskRecord] {
+    static func downloads(_ requests: [(url: String, options: TaskOptions)]) throws -> [TaskRecord] {
         guard requests.count <= AgentCore.maxBatch else {
             throw FerryError(.invalidArgument, "at most \(AgentCore.maxBatch) tasks per call")
         }
@@ -71,7 +68,7 @@ enum RequestDecoder {
         return records
     }
 
-    static func upload(url: String, file: String, _ options: [String: Value]) throws -> TaskRecord {
+    static func upload(url: String, file: String, _ options: TaskOptions) throws -> TaskRecord {
         var r = try upload(url: url, options)
         guard file.hasPrefix("/") else { throw FerryError(.invalidArgument, "the file to upload must be an absolute path: \(file)") }
         var st = stat()
@@ -84,11 +81,10 @@ enum RequestDecoder {
     }
 
     /// An upload whose file is still to be given (a path, or the copy of a descriptor).
-    static func upload(url: String, _ options: [String: Value]) throws -> TaskRecord {
+    static func upload(url: String, _ o: TaskOptions) throws -> TaskRecord {
         let host = try DownloadURL.validate(url)
         var r = TaskRecord(session: "", url: url, host: host)
         r.kind = .upload
-        let o = try TaskOptions(bus: options, allowed: TaskOptions.uploadKeys, upload: true)
         try common(&r, o)
         return r
     }

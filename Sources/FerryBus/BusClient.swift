@@ -114,7 +114,7 @@ public final class BusClient: @unchecked Sendable {
         let reply = try? callRaw(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                  interface: "org.freedesktop.DBus", method: "NameHasOwner",
                                  args: [.string(BusNames.agent)])
-        return reply?.first?.boolValue ?? false
+        return reply.flatMap { BusReader.read($0, "NameHasOwner") { try $0.bool() } } ?? false
     }
 
     /// Is the agent activatable by the bus (an installed service file)?
@@ -143,8 +143,9 @@ extension BusClient {
     /// Calls `handler` for each `signal` of dev.ferry.Agent1 (only those whose first argument is
     /// `session`, when given), from the thread-default main context (run a GMainLoop to receive
     /// them). Returns the subscription id.
+    /// Clients use the typed `subscribe(_:session:_:)` (Agent1Signals.swift).
     @discardableResult
-    public func subscribe(_ signal: String, session: String? = nil, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
+    func subscribe(_ signal: String, session: String? = nil, _ handler: @escaping ([Value]) -> Void) -> UInt32 {
         subscribe(sender: BusNames.agent, interface: BusNames.interface, path: BusNames.path,
                   signal: signal, arg0: session, handler)
     }

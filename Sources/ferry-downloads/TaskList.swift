@@ -37,24 +37,19 @@ final class TaskList {
 
     init(client: BusClient) {
         self.client = client
-        client.subscribe(AgentSignal.taskChanged.rawValue) { [unowned self] args in
-            guard let id = args.first?.int64Value, args.count > 1, let s = args[1].stringValue, let state = TaskState(rawValue: s) else { return }
-            changed[id] = state
+        client.subscribe(Agent1.TaskChanged.self) { [unowned self] signal in
+            changed[signal.task] = signal.state
             armFlush()
         }
-        client.subscribe(AgentSignal.tasksRemoved.rawValue) { [unowned self] _ in
+        client.subscribe(Agent1.TasksRemoved.self) { [unowned self] _ in
             removed = true
             armFlush()
         }
-        client.subscribe(AgentSignal.tasksProgressed.rawValue) { [unowned self] args in
-            progressed((args.first?.arrayValue ?? []).compactMap { item in
-                let f = item.tupleValue ?? []
-                guard f.count == 3, let id = f[0].int64Value, let r = f[1].int64Value, let e = f[2].int64Value else { return nil }
-                return (id, r, e)
-            })
+        client.subscribe(Agent1.TasksProgressed.self) { [unowned self] signal in
+            progressed(signal.progress.map { ($0.task, $0.received, $0.expected) })
         }
         // Figures lost while the agent restarts come back with a fresh read.
-        client.subscribeBus("NameOwnerChanged", arg0: BusNames.agent) { [unowned self] _ in reload() }
+        client.subscribeAgentOwner { [unowned self] _ in reload() }
     }
 
     /// The row at a position, or nil while its page is on its way (asked for here).

@@ -66,8 +66,8 @@ struct Download: ParsableCommand {
             }
             g_main_loop_quit(loop)
         }
-        let subscription = agent.client.subscribe(AgentSignal.taskChanged.rawValue) { args in
-            if args.first?.int64Value == id { check() }
+        let subscription = agent.client.subscribe(Agent1.TaskChanged.self) { signal in
+            if signal.task == id { check() }
         }
         defer { g_dbus_connection_signal_unsubscribe(agent.client.connection, subscription) }
         var timer: UInt32 = 0

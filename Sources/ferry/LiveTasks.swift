@@ -27,12 +27,9 @@ final class LiveTasks {
         let loop = g_main_loop_new(nil, 0)
         defer { g_main_loop_unref(loop) }
         let client = api.client
-        let changed = client.subscribe(AgentSignal.taskChanged.rawValue) { [unowned self] args in
-            guard let id = args.first?.int64Value else { return }
-            refresh(id)
-        }
-        let removed = client.subscribe(AgentSignal.tasksRemoved.rawValue) { [unowned self] args in
-            for id in (args.first?.arrayValue ?? []).compactMap(\.int64Value) { tasks[id] = nil }
+        let changed = client.subscribe(Agent1.TaskChanged.self) { [unowned self] signal in refresh(signal.task) }
+        let removed = client.subscribe(Agent1.TasksRemoved.self) { [unowned self] signal in
+            for id in signal.tasks { tasks[id] = nil }
             dirty = true
         }
         defer {

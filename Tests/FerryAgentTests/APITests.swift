@@ -112,8 +112,8 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/p.bin")) == data)
         let log = try h.serverLog()
         #expect(log.last?.rangeStart == 300_000, "resume fetched only the rest")
-        let events = (try c.call("FetchEvents", [.string("app"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-            .compactMap { FetchedEvent(bus: $0)?.queued }.map(\.event)
+        let events = try (try c.call("FetchEvents", [.string("app"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+            .compactMap { try FetchedEvent(bus: $0)?.queued }.map(\.event)
         #expect(events.contains(.resumed(offset: 300_000, expected: 1_000_000)))
         #expect(events.contains { if case .progress = $0 { return true }; return false })
 
@@ -138,8 +138,8 @@ import Testing
         let id = try create(c, "com.example.App", h.faultURL("ev.bin"))
         try h.eventually("completed") { try state(h, id) == "completed" }
         func fetch(_ client: BusClient, after: UInt64 = 0) throws -> [QueuedEvent] {
-            (try client.call("FetchEvents", [.string("com.example.App"), .uint64(after), .uint32(0)]).first?.arrayValue ?? [])
-                .compactMap { FetchedEvent(bus: $0)?.queued }
+            try (try client.call("FetchEvents", [.string("com.example.App"), .uint64(after), .uint32(0)]).first?.arrayValue ?? [])
+                .compactMap { try FetchedEvent(bus: $0)?.queued }
         }
         let first = try fetch(c)
         let kinds = first.map(\.event.kind)
@@ -430,7 +430,7 @@ import Testing
     }
 
     /// The typed layer names exactly the XML's methods and signals, and clients call the agent
-    /// only through it (no method name spelled anywhere else).
+    /// only through it (no method or signal name spelled anywhere else).
     @Test func theTypedLayerIsTheXMLAndClientsUseIt() throws {
         let xml = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.Agent1.xml", encoding: .utf8)
         func names(_ tag: String) -> Set<String> {
@@ -445,7 +445,7 @@ import Testing
                 let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
                 // One-word names (Pause, Resume, Cancel) are also the window's button labels there.
                 let words = file.hasPrefix("ferry-downloads/") ? names("method").filter { $0.dropFirst().contains(where: \.isUppercase) } : names("method")
-                for name in words where text.contains("\"\(name)\"") { spelled.append("\(file): \(name)") }
+                for name in words.union(names("signal")) where text.contains("\"\(name)\"") { spelled.append("\(file): \(name)") }
             }
         }
         #expect(spelled.isEmpty, "method names outside the typed layer: \(spelled)")
@@ -502,8 +502,8 @@ import Testing
         let c = try h.client()
         _ = try c.call("OpenSession", [.string("dev.ferry.test.Rows"), .dict([:])])
         _ = try c.call("CreateDownload", [.string("dev.ferry.test.Rows"), .string(h.faultURL("r.bin")), .dict(["paused": .bool(true)])])
-        let dicts = (try c.call("ListTasks", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).compactMap { $0.dictValue.flatMap(TaskInfo.init) }
-        let rows = (try c.call("ListTaskRows", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).compactMap(TaskInfo.init(row:))
+        let dicts = try (try c.call("ListTasks", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).map { try TaskInfo(bus: $0.dictValue ?? [:]) }
+        let rows = try (try c.call("ListTaskRows", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? []).compactMap { try TaskInfo(row: $0) }
         #expect(dicts.count == 3)
         #expect(rows == dicts)
         #expect(Set(rows.map(\.state)) == [.completed, .failed, .paused])

@@ -41,8 +41,8 @@ import Testing
         var acked: UInt64 = 0
         if step == "acknowledged", let task = id {
             try h.eventually("completed") { (try? h.show(Int64(task))["state"] as? String) == "completed" }
-            let events = (try c.call("FetchEvents", [.string(Self.session), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-                .compactMap { FetchedEvent(bus: $0)?.queued }
+            let events = try (try c.call("FetchEvents", [.string(Self.session), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+                .compactMap { try FetchedEvent(bus: $0)?.queued }
             acked = try #require(events.last?.seq)
             _ = try? c.call("AcknowledgeEvents", [.string(Self.session), .uint64(acked)])
         }
@@ -82,8 +82,8 @@ import Testing
         }
 
         // Events: finished and completed exactly once (or, once acknowledged, never again).
-        let events = (try c.call("FetchEvents", [.string(Self.session), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-            .compactMap { FetchedEvent(bus: $0)?.queued }
+        let events = try (try c.call("FetchEvents", [.string(Self.session), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+            .compactMap { try FetchedEvent(bus: $0)?.queued }
         let seqs = events.map(\.seq)
         #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
         #expect(seqs.allSatisfy { $0 > acked })

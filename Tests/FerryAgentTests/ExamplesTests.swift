@@ -41,8 +41,8 @@ import Testing
     }
 
     func podcastTasks(_ client: BusClient) throws -> [TaskInfo] {
-        (try client.call("ListTasks", [.string("dev.ferry.examples.Podcast"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
-            .compactMap { $0.dictValue.flatMap(TaskInfo.init) }
+        try (try client.call("ListTasks", [.string("dev.ferry.examples.Podcast"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+            .map { try TaskInfo(bus: $0.dictValue ?? [:]) }
     }
 
     func writeFeed(_ h: Harness, _ episodes: [(String, Int)], query: String) throws -> [String: Data] {

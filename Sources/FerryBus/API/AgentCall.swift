@@ -1,8 +1,8 @@
 import FerryCore
 
-/// One call of dev.ferry.Agent1: the method, its arguments packed as the interface XML says, and
-/// how its reply unpacks. Made once here, sent blocking (`AgentProxy`, for the CLI and library)
-/// or without blocking (`BusClient.send`, for the Downloads window's main loop).
+/// One call of dev.ferry.Agent1 ready to send: its method, its arguments and how its reply
+/// unpacks, all from the method's type in `Agent1`. Sent blocking (`AgentProxy`, for the CLI
+/// and library) or without blocking (`BusClient.send`, for the Downloads window's main loop).
 public struct AgentCall<Reply>: @unchecked Sendable {
     public let method: AgentMethod
     public let args: [Value]
@@ -10,21 +10,18 @@ public struct AgentCall<Reply>: @unchecked Sendable {
     /// Descriptors sent along, in the order of the `.handle` indices in `args` (not closed here).
     public let fds: [Int32]
 
-    init(_ method: AgentMethod, _ args: [Value] = [], fds: [Int32] = [], _ decode: @escaping ([Value]) throws -> Reply) {
-        self.method = method; self.args = args; self.fds = fds; self.decode = decode
+    public init<M: Agent1Method>(_ call: M, fds: [Int32] = []) where M.Reply == Reply {
+        method = M.method
+        args = call.arguments
+        self.fds = fds
+        decode = { try M.reply.decode($0, method: M.method) }
     }
 }
 
 /// Every call the clients make, by name.
 public enum AgentCalls {
-    private static func id(_ reply: [Value]) -> Int64 { reply.first?.int64Value ?? 0 }
-    private static func count(_ reply: [Value]) -> Int { Int(reply.first?.int64Value ?? 0) }
-    private static func task(_ id: Int64) -> Value { .uint64(UInt64(id)) }
-    private static func none(_ m: AgentMethod, _ args: [Value]) -> AgentCall<Void> { AgentCall(m, args) { _ in } }
-    private static func rows(_ reply: [Value]) -> [TaskInfo] { (reply.first?.arrayValue ?? []).compactMap(TaskInfo.init(row:)) }
-
     public static func openSession(_ identifier: String, _ options: SessionOptions) -> AgentCall<OpenedSession> {
-        AgentCall(.openSession, [.string(identifier), .dict(options.bus)]) { OpenedSession(bus: $0.first?.dictValue ?? [:]) }
+        AgentCall(Agent1.OpenSession(identifier: identifier, options: options))
     }
     /// The user's own session (the CLI's and the Downloads window's): no events kept, a failure
     /// is the task's end.
@@ -33,83 +30,64 @@ public enum AgentCalls {
         options.keepEvents = false
         return openSession(BusNames.cliSession, options)
     }
-    public static func getSession(_ identifier: String) -> AgentCall<SessionInfo> {
-        AgentCall(.getSession, [.string(identifier)]) { SessionInfo(bus: $0.first?.dictValue ?? [:]) }
-    }
+    public static func getSession(_ identifier: String) -> AgentCall<SessionInfo> { AgentCall(Agent1.GetSession(session: identifier)) }
     public static func invalidateSession(_ identifier: String, cancelTasks: Bool) -> AgentCall<Void> {
-        none(.invalidateSession, [.string(identifier), .bool(cancelTasks)])
+        AgentCall(Agent1.InvalidateSession(session: identifier, cancelTasks: cancelTasks))
     }
     public static func finishedHandlingEvents(_ identifier: String) -> AgentCall<Void> {
-        none(.finishedHandlingEvents, [.string(identifier)])
+        AgentCall(Agent1.FinishedHandlingEvents(session: identifier))
     }
 
     public static func createDownload(session: String, url: String, _ options: TaskOptions) -> AgentCall<Int64> {
-        AgentCall(.createDownload, [.string(session), .string(url), .dict(options.bus)], id)
+        AgentCall(Agent1.CreateDownload(session: session, url: url, options: options))
     }
     public static func createDownloads(session: String, _ requests: [(url: String, options: TaskOptions)]) -> AgentCall<[Int64]> {
-        let items = requests.map { Value.tuple([.string($0.url), .dict($0.options.bus)]) }
-        return AgentCall(.createDownloads, [.string(session), .array(items, elementType: "(sa{sv})")]) {
-            ($0.first?.arrayValue ?? []).compactMap(\.int64Value)
-        }
+        AgentCall(Agent1.CreateDownloads(session: session, requests: requests))
     }
     public static func createDownload(session: String, resumeData: [UInt8], _ options: TaskOptions) -> AgentCall<Int64> {
-        AgentCall(.createDownloadFromResumeData, [.string(session), .bytes(resumeData), .dict(options.bus)], id)
+        AgentCall(Agent1.CreateDownloadFromResumeData(session: session, resumeData: resumeData, options: options))
     }
     public static func createUpload(session: String, url: String, file: String, _ options: TaskOptions) -> AgentCall<Int64> {
-        AgentCall(.createUpload, [.string(session), .string(url), .string(file), .dict(options.bus)], id)
+        AgentCall(Agent1.CreateUpload(session: session, url: url, file: file, options: options))
     }
     /// `fd`: an open, readable regular file; the agent copies it before it answers.
     public static func createUpload(session: String, url: String, fd: Int32, _ options: TaskOptions) -> AgentCall<Int64> {
-        AgentCall(.createUploadFromFd, [.string(session), .string(url), .handle(0), .dict(options.bus)], fds: [fd], id)
+        AgentCall(Agent1.CreateUploadFromFd(session: session, url: url, fd: 0, options: options), fds: [fd])
     }
 
-    public static func getTask(_ id: Int64) -> AgentCall<TaskInfo> {
-        AgentCall(.getTask, [task(id)]) {
-            guard let d = $0.first?.dictValue, let info = TaskInfo(d) else {
-                throw FerryError(.failed, "unexpected GetTask reply from the agent")
-            }
-            return info
-        }
-    }
+    public static func getTask(_ id: Int64) -> AgentCall<TaskInfo> { AgentCall(Agent1.GetTask(task: id)) }
     /// A page of ListTaskRows: tasks with ids above `after`, ascending.
     public static func taskRows(session: String?, after: Int64, limit: Int) -> AgentCall<[TaskInfo]> {
-        AgentCall(.listTaskRows, [.string(session ?? ""), .uint64(UInt64(after)), .uint32(UInt32(limit))], rows)
+        AgentCall(Agent1.ListTaskRows(session: session ?? "", after: after, limit: limit))
     }
     /// A page of one of the Downloads window's sections (see ListTaskRowsSection).
     public static func section(_ section: TaskSection, session: String?, offset: Int, limit: Int) -> AgentCall<[TaskInfo]> {
-        AgentCall(.listTaskRowsSection, [.string(session ?? ""), .string(section.rawValue),
-                                         .uint32(UInt32(offset)), .uint32(UInt32(limit))], rows)
+        AgentCall(Agent1.ListTaskRowsSection(session: session ?? "", section: section, offset: offset, limit: limit))
     }
 
-    public static func pause(_ id: Int64) -> AgentCall<Void> { none(.pause, [task(id)]) }
-    public static func resume(_ id: Int64) -> AgentCall<Void> { none(.resume, [task(id)]) }
-    public static func cancel(_ id: Int64) -> AgentCall<Void> { none(.cancel, [task(id)]) }
+    public static func pause(_ id: Int64) -> AgentCall<Void> { AgentCall(Agent1.Pause(task: id)) }
+    public static func resume(_ id: Int64) -> AgentCall<Void> { AgentCall(Agent1.Resume(task: id)) }
+    public static func cancel(_ id: Int64) -> AgentCall<Void> { AgentCall(Agent1.Cancel(task: id)) }
     public static func cancelProducingResumeData(_ id: Int64) -> AgentCall<[UInt8]> {
-        AgentCall(.cancelProducingResumeData, [task(id)]) { $0.first?.bytesValue ?? [] }
+        AgentCall(Agent1.CancelProducingResumeData(task: id))
     }
     public static func answerChallenge(_ id: Int64, _ answer: ChallengeReply) -> AgentCall<Void> {
-        none(.answerChallenge, [task(id), .dict(answer.bus)])
+        AgentCall(Agent1.AnswerChallenge(task: id, answer: answer))
     }
 
     public static func fetchEvents(session: String, after: UInt64, limit: Int) -> AgentCall<[FetchedEvent]> {
-        AgentCall(.fetchEvents, [.string(session), .uint64(after), .uint32(UInt32(limit))]) {
-            ($0.first?.arrayValue ?? []).compactMap(FetchedEvent.init(bus:))
-        }
+        AgentCall(Agent1.FetchEvents(session: session, after: after, limit: limit))
     }
     public static func acknowledgeEvents(session: String, upTo seq: UInt64) -> AgentCall<Void> {
-        none(.acknowledgeEvents, [.string(session), .uint64(seq)])
+        AgentCall(Agent1.AcknowledgeEvents(session: session, upTo: seq))
     }
 
-    public static var resetBadge: AgentCall<Void> { none(.resetBadge, []) }
-    public static func removeTasks(_ ids: [Int64]) -> AgentCall<Void> {
-        none(.removeTasks, [.array(ids.map(task), elementType: "t")])
-    }
-    public static func clearFinished(session: String?) -> AgentCall<Int> {
-        AgentCall(.clearFinished, [.string(session ?? "")], count)
-    }
-    public static func pauseAll(session: String?) -> AgentCall<Int> { AgentCall(.pauseAll, [.string(session ?? "")], count) }
-    public static func resumeAll(session: String?) -> AgentCall<Int> { AgentCall(.resumeAll, [.string(session ?? "")], count) }
-    public static var status: AgentCall<AgentStatus> { AgentCall(.getStatus) { AgentStatus(bus: $0.first?.dictValue ?? [:]) } }
+    public static var resetBadge: AgentCall<Void> { AgentCall(Agent1.ResetBadge()) }
+    public static func removeTasks(_ ids: [Int64]) -> AgentCall<Void> { AgentCall(Agent1.RemoveTasks(tasks: ids)) }
+    public static func clearFinished(session: String?) -> AgentCall<Int> { AgentCall(Agent1.ClearFinished(session: session ?? "")) }
+    public static func pauseAll(session: String?) -> AgentCall<Int> { AgentCall(Agent1.PauseAll(session: session ?? "")) }
+    public static func resumeAll(session: String?) -> AgentCall<Int> { AgentCall(Agent1.ResumeAll(session: session ?? "")) }
+    public static var status: AgentCall<AgentStatus> { AgentCall(Agent1.GetStatus()) }
 }
 
 /// The Downloads window's two sections (ListTaskRowsSection).

@@ -2,6 +2,9 @@ import FerryCore
 
 /// SessionEvent <-> the (seq, kind, task, data) tuples of FetchEvents.
 extension SessionEvent {
+    /// The key a resumable completion's resume data travels under (`FetchedEvent`).
+    public static let resumeDataKey = "resume-data"
+
     public var data: [String: Value] {
         switch self {
         case .progress(let received, let expected, let written):
@@ -48,14 +51,21 @@ public struct FetchedEvent: Sendable, Equatable {
 
     public var bus: Value {
         var data = queued.event.data
-        if let resumeData { data["resume-data"] = .bytes(resumeData) }
+        if let resumeData { data[SessionEvent.resumeDataKey] = .bytes(resumeData) }
         return .tuple([.uint64(queued.seq), .string(queued.event.kind), .uint64(UInt64(queued.task)), .dict(data)])
     }
 
-    public init?(bus: Value) {
-        guard let t = bus.tupleValue, t.count == 4, let seq = t[0].uint64Value, let kind = t[1].stringValue,
-              let task = t[2].int64Value, let data = t[3].dictValue,
-              let event = SessionEvent(kind: kind, data: data) else { return nil }
-        self.init(QueuedEvent(seq: seq, task: task, event: event), resumeData: data["resume-data"]?.bytesValue)
+    /// One element's type in FetchEvents' reply.
+    public static let type = "(tsta{sv})"
+
+    /// nil for a kind this client does not know (a newer agent's); a malformed entry throws.
+    public init?(bus: Value) throws {
+        let read: FetchedEvent? = try BusReader.members(of: bus, reading: "an event") { r in
+            let seq = try r.uint64(), kind = try r.string(), task = try r.task(), data = try r.dict()
+            guard let event = SessionEvent(kind: kind, data: data) else { return nil }
+            return FetchedEvent(QueuedEvent(seq: seq, task: task, event: event), resumeData: data[SessionEvent.resumeDataKey]?.bytesValue)
+        }
+        guard let read else { return nil }
+        self = read
     }
 }

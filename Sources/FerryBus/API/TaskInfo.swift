@@ -59,34 +59,42 @@ public struct TaskInfo: Sendable, Equatable {
                 .int64(created), .int64(updated)])
     }
 
-    public init?(row: Value) {
-        guard let f = row.tupleValue, f.count == 18, let id = f[0].int64Value,
-              let state = f[6].stringValue.flatMap(TaskState.init(rawValue:)) else { return nil }
-        func s(_ i: Int) -> String? { f[i].stringValue.flatMap { $0.isEmpty ? nil : $0 } }
-        func x(_ i: Int) -> Int64? { f[i].int64Value.flatMap { $0 < 0 ? nil : $0 } }
-        self.id = id
-        self.state = state
-        session = f[1].stringValue ?? ""
-        kind = s(2).flatMap(TaskRecord.Kind.init(rawValue:)) ?? .download
-        url = f[3].stringValue ?? ""
-        method = s(4) ?? "GET"
-        uploadFile = s(5)
-        received = f[7].int64Value ?? 0
-        expected = x(8)
-        file = s(9)
-        error = s(10)
-        errorName = s(11)
-        reason = s(12).flatMap(WaitReason.init(rawValue:))
-        description = f[13].stringValue ?? ""
-        attempts = Int(f[14].int64Value ?? 0)
-        retryAt = x(15)
-        created = f[16].int64Value ?? 0
-        updated = f[17].int64Value ?? 0
+    /// nil for a state this client does not know (a newer agent's); a malformed row throws.
+    public init?(row: Value) throws {
+        func text(_ s: String) -> String? { s.isEmpty ? nil : s }
+        func size(_ x: Int64) -> Int64? { x < 0 ? nil : x }
+        let read: TaskInfo? = try BusReader.members(of: row, reading: "a task row") { f in
+            let id = try f.task(), session = try f.string(), kind = try f.string(), url = try f.string()
+            let method = try f.string(), uploadFile = try f.string(), state = try f.string()
+            let received = try f.int64(), expected = try f.int64(), file = try f.string(), error = try f.string()
+            let errorName = try f.string(), reason = try f.string(), description = try f.string(), attempts = try f.count()
+            let retryAt = try f.int64(), created = try f.int64(), updated = try f.int64()
+            guard let state = TaskState(rawValue: state) else { return nil }
+            return TaskInfo(id: id, session: session, kind: TaskRecord.Kind(rawValue: kind) ?? .download, url: url,
+                            method: text(method) ?? "GET", uploadFile: text(uploadFile), state: state, received: received,
+                            expected: size(expected), file: text(file), error: text(error), errorName: text(errorName),
+                            reason: WaitReason(rawValue: reason), description: description, attempts: attempts,
+                            retryAt: size(retryAt), created: created, updated: updated)
+        }
+        guard let read else { return nil }
+        self = read
     }
 
-    public init?(_ d: [String: Value]) {
+    /// Every field, as a row and a dictionary carry them.
+    init(id: Int64, session: String, kind: TaskRecord.Kind, url: String, method: String, uploadFile: String?, state: TaskState,
+         received: Int64, expected: Int64?, file: String?, error: String?, errorName: String?, reason: WaitReason?,
+         description: String, attempts: Int, retryAt: Int64?, created: Int64, updated: Int64, app: String = "") {
+        self.id = id; self.session = session; self.kind = kind; self.url = url; self.method = method
+        self.uploadFile = uploadFile; self.state = state; self.received = received; self.expected = expected
+        self.file = file; self.error = error; self.errorName = errorName; self.reason = reason
+        self.description = description; self.attempts = attempts; self.retryAt = retryAt
+        self.created = created; self.updated = updated; self.app = app
+    }
+
+    /// GetTask's and ListTasks' dictionary; without an id and a known state it is no task.
+    public init(bus d: [String: Value]) throws {
         guard let id = d["id"]?.int64Value, let stateName = d["state"]?.stringValue,
-              let state = TaskState(rawValue: stateName) else { return nil }
+              let state = TaskState(rawValue: stateName) else { throw FerryError(.invalidArgument, "a task without an id or a known state") }
         self.id = id
         self.state = state
         session = d["session"]?.stringValue ?? ""
