@@ -167,6 +167,8 @@ import Testing
         try h.startFaultServer()
         let units = h.root + "/units.jsonl"
         try h.spawn("/usr/bin/python3", [Harness.packageRoot + "/Tests/Support/systemd-manager.py", units], output: "/dev/null")
+        var null = stat()
+        #expect(stat("/dev/null", &null) == 0 && (null.st_mode & S_IFMT) == S_IFCHR, "the harness replaced /dev/null")
         #expect(try h.run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.systemd1"]).status == 0)
         // A PDF viewer that stays open (as a real one does) and says who it is.
         let (env, _) = try h.pdfOpenerDesktop()

@@ -315,12 +315,11 @@ final class Harness: @unchecked Sendable {
 
     /// A helper process that runs until the harness ends, its output going to `output`.
     func spawn(_ exe: String, _ args: [String], output: String) throws {
-        FileManager.default.createFile(atPath: output, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         p.environment = environment
-        p.standardOutput = FileHandle(forWritingAtPath: output)
+        p.standardOutput = try Self.writable(output)
         p.standardError = FileHandle.nullDevice
         try p.run()
         background.append(p)
@@ -332,12 +331,20 @@ final class Harness: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         p.environment = environment
-        for path in [output, errors].compactMap({ $0 }) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-        p.standardOutput = output.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
-        p.standardError = errors.flatMap { FileHandle(forWritingAtPath: $0) } ?? FileHandle.nullDevice
+        p.standardOutput = try output.map(Self.writable) ?? FileHandle.nullDevice
+        p.standardError = try errors.map(Self.writable) ?? FileHandle.nullDevice
         try p.run()
         background.append(p)
         return p
+    }
+
+    /// A file opened for a helper's output, emptied. Opened in place: FileManager.createFile
+    /// writes a new file and renames it over the path, which once turned /dev/null into a
+    /// regular file for the whole machine.
+    static func writable(_ path: String) throws -> FileHandle {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FerryError(.failed, "cannot open \(path) for writing: errno \(errno)") }
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     /// With `hanging`, the server records Notify calls and never answers them.
@@ -346,7 +353,7 @@ final class Harness: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         p.arguments = [Self.packageRoot + "/Tests/Support/notification-server.py", notificationsFile] + (hanging ? ["--hang"] : [])
         p.environment = environment
-        p.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        p.standardError = FileHandle.nullDevice
         try p.run()
         notificationServer = p
         let r = try run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.Notifications"])
