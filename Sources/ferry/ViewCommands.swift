@@ -13,8 +13,8 @@ struct View: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let agent = try AgentConnection()
-            if !terminal && !watch, DownloadsWindow.displayAvailable, let window = DownloadsWindow.executable {
-                DownloadsWindow.exec(window)   // returns only if the exec failed: the text view follows
+            if !terminal && !watch, DownloadsWindowLauncher.displayAvailable, let window = DownloadsWindowLauncher.executable {
+                DownloadsWindowLauncher.exec(window)   // returns only if the exec failed: the text view follows
             }
             try agent.api.resetBadge()
             let live = try LiveTasks(agent, session: nil)

@@ -3,7 +3,7 @@ import Glibc
 
 /// `ferry view` on a desktop: the Downloads window (`ferry-downloads`, next to this executable
 /// or on PATH) replaces this process, so the CLI itself never loads GTK.
-enum DownloadsWindow {
+enum DownloadsWindowLauncher {
     static var displayAvailable: Bool {
         let env = ProcessInfo.processInfo.environment
         return !(env["WAYLAND_DISPLAY"] ?? "").isEmpty || !(env["DISPLAY"] ?? "").isEmpty
