@@ -81,8 +81,8 @@ public final class Agent {
     public init(settings: AgentSettings, logger: Logger) throws {
         self.settings = settings
         log = logger
-        guard Paths.mkdirAll(settings.stateDirectory + "/staging", mode: 0o700),
-              Paths.mkdirAll(settings.stateDirectory + "/quarantine", mode: 0o700) else {
+        let state = StateFolder(settings.stateDirectory)
+        guard Paths.mkdirAll(state.staging, mode: 0o700), Paths.mkdirAll(state.quarantine, mode: 0o700) else {
             throw FerryError(.failed, "cannot create the state directory \(settings.stateDirectory)")
         }
         chmod(settings.stateDirectory, 0o700)
@@ -90,7 +90,7 @@ public final class Agent {
         notifier = Notifier(logger: logger)
         notifier.enabled = settings.popups
         notifier.windowMilliseconds = settings.popupWindowMilliseconds
-        let inbox = settings.stateDirectory + "/inbox/"
+        let inbox = state.inboxes
         notifier.appOwned = { $0.hasPrefix(inbox) }
         transfers = Transfers(settings: settings)
         transfers.feed = { [unowned self] input in
@@ -118,7 +118,9 @@ public final class Agent {
         feed(.started(state))
     }
 
-    var storePath: String { settings.stateDirectory + "/ferry.sqlite3" }
+    var storePath: String { state.store }
+    /// The state folder's layout.
+    var state: StateFolder { StateFolder(settings.stateDirectory) }
 
     private func openStore() throws -> Store {
         let store = try Store(path: storePath)
@@ -256,12 +258,12 @@ public final class Agent {
         case .dropConnections: transfers.dropConnections()
         case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)
         case .discardBytes(let id):
-            unlink(Paths.staging(settings.stateDirectory, task: id))
-            unlink(Paths.quarantine(settings.stateDirectory, task: id))
+            unlink(state.staged(id))
+            unlink(state.quarantined(id))
         case .quarantine(let id):
-            rename(Paths.staging(settings.stateDirectory, task: id), Paths.quarantine(settings.stateDirectory, task: id))
+            rename(state.staged(id), state.quarantined(id))
         case .adoptStagedBytes(let from, let to):
-            rename(Paths.staging(settings.stateDirectory, task: from), Paths.staging(settings.stateDirectory, task: to))
+            rename(state.staged(from), state.staged(to))
         case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
         case .taskChanged(let id, let state, let app): onTaskChanged(id, state, app)
         case .tasksRemoved(let ids, let app): onTasksRemoved(ids, app)
@@ -294,7 +296,7 @@ public final class Agent {
     /// Verifies and moves a finished file on the worker thread; results come back to the loop
     /// in batches, one turn each.
     private func finalize(_ r: TaskRecord, defaultDirectory: String) {
-        finalizing.add(.init(record: r, staging: Paths.staging(settings.stateDirectory, task: r.id), defaultDirectory: defaultDirectory))
+        finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory))
     }
 
     private func launch(_ session: String, _ target: LaunchTarget) {
@@ -311,13 +313,13 @@ public final class Agent {
     /// second name next to the file): the file itself is in place, these go. Returns the tasks
     /// whose staged bytes stay (nil: the folder cannot be read).
     private func removeLeftoversOfCompletedTasks() -> Set<Int64>? {
-        let staging = settings.stateDirectory + "/staging"
+        let staging = state.staging
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: staging) else { return nil }
         var staged: Set<Int64> = []
         for name in names where name.hasSuffix(".part") {
             guard let id = Int64(name.dropLast(5)) else { continue }
             guard let r = try? store.task(id), r.state == .completed else { staged.insert(id); continue }
-            unlink(Paths.staging(settings.stateDirectory, task: id))
+            unlink(state.staged(id))
             if let file = r.file { unlink(Finalizer.copyName(directory: PathName.folder(of: file), task: id)) }
         }
         return staged

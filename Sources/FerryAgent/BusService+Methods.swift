@@ -89,8 +89,8 @@ extension BusService {
         let options = try RequestDecoder.sessionOptions(m.options)
         // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
         let inbox: String
-        if case .sandboxed(let app) = c.caller { inbox = AgentCore.inbox(appHome: app.home, session: m.identifier) } else {
-            inbox = AgentCore.inbox(stateDirectory: agent.settings.stateDirectory, session: m.identifier)
+        if case .sandboxed(let app) = c.caller { inbox = StateFolder.appInbox(appHome: app.home, session: m.identifier) } else {
+            inbox = agent.state.inbox(m.identifier)
         }
         guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
         guard case .session(let id, let created, let latest, let given) = try run(.openSession(m.identifier, options, peer: c.sender), c) else {

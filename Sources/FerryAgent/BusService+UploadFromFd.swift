@@ -19,7 +19,7 @@ extension BusService {
             if fd >= 0 { close(fd) }
             return answer(.failure(error))
         }
-        let folder = AgentCore.uploadCopies(stateDirectory: agent.settings.stateDirectory)
+        let folder = agent.state.uploads
         let descriptor = fd
         agent.onFileWorker({ Result { try UploadCopy.copy(descriptor, into: folder) } }) { [self] copied in
             answer(Result {

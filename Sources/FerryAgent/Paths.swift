@@ -15,14 +15,6 @@ public enum Paths {
         g_mkdir_with_parents(path, Int32(mode)) == 0
     }
 
-    /// A task's partial download while it transfers.
-    static func staging(_ stateDirectory: String, task: Int64) -> String { "\(stateDirectory)/staging/\(task).part" }
-
-    /// Finished bytes that failed their checksum: kept for the user to look at, never delivered.
-    static func quarantine(_ stateDirectory: String, task: Int64) -> String {
-        AgentCore.quarantinePath(stateDirectory: stateDirectory, task: task)
-    }
-
     public static func isWritableDirectory(_ path: String) -> Bool { writableDirectory(path) != nil }
 
     /// What stat(2) says of a folder this process may create files in (nil: it may not).

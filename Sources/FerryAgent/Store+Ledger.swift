@@ -5,7 +5,7 @@ import Glibc
 extension Store: AgentLedger {
     func stagedBytes(_ id: Int64) -> Int64 {
         var st = stat()
-        return stat(Paths.staging(stateDirectory, task: id), &st) == 0 ? Int64(st.st_size) : 0
+        return stat(StateFolder(stateDirectory).staged(id), &st) == 0 ? Int64(st.st_size) : 0
     }
 
     /// One write of a turn (inside its transaction: see `Agent.turn`).

@@ -34,7 +34,7 @@ final class Transfers {
     init(settings: AgentSettings) {
         self.settings = settings.transfer
         stateDirectory = settings.stateDirectory
-        stagingIsLocal = LocalFileSystem.holds(settings.stateDirectory + "/staging")
+        stagingIsLocal = LocalFileSystem.holds(StateFolder(settings.stateDirectory).staging)
         limits = (settings.maxTotal, settings.maxPerHost)
     }
 
@@ -65,7 +65,7 @@ final class Transfers {
     /// (ENOSPC waits for space, the rest fails clearly), always in a turn of its own.
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
         let s = settings
-        let staging = Paths.staging(stateDirectory, task: r.id)
+        let staging = StateFolder(stateDirectory).staged(r.id)
         _ = curl   // libcurl is set up on the loop, before a worker makes a handle
         preparing.insert(r.id)
         if stagingIsLocal && Transfer.onlyCreatesStaging(r, plan) {

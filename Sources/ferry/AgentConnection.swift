@@ -33,7 +33,7 @@ struct AgentConnection {
     }
 
     static var logPath: String {
-        XDG.stateDirectory + "/ferryd.log"
+        StateFolder(XDG.stateDirectory).log
     }
 
     /// Starts the agent in its own session so it outlives this command and its terminal.

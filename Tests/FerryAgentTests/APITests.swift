@@ -122,7 +122,7 @@ import Testing
         try h.eventually("100000 bytes") { (try h.show(other)["received"] as? Int) == 100_000 }
         #expect(try h.ferry("cancel", String(other)).status == 0)
         #expect(try state(h, other) == "canceled")
-        #expect(!FileManager.default.fileExists(atPath: "\(h.state)/staging/\(other).part"))
+        #expect(!FileManager.default.fileExists(atPath: StateFolder(h.state).staged(other)))
         let again = try h.ferry("resume", String(other))
         #expect(again.status == 1 && again.stderr.contains("canceled"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: h.downloads) == ["p.bin"])
@@ -522,7 +522,7 @@ import Testing
         let held = try #require(Int64(try h.ferry("download", h.faultURL("part.bin", "hold=100000")).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         try h.eventually("bytes in staging") { (try h.show(held)["received"] as? Int) == 100_000 }
         _ = try c.call("CancelProducingResumeData", [.uint64(UInt64(held))])
-        #expect(FileManager.default.fileExists(atPath: "\(h.state)/staging/\(held).part"))
+        #expect(FileManager.default.fileExists(atPath: StateFolder(h.state).staged(held)))
         _ = try c.call("OpenSession", [.string("dev.ferry.test.Rm"), .dict([:])])
         let paused = try #require(try c.call("CreateDownload", [.string("dev.ferry.test.Rm"), .string(h.faultURL("keep.bin")),
                                                                 .dict(["paused": .bool(true)])]).first?.uint64Value.map(Int64.init))
@@ -540,7 +540,7 @@ import Testing
         #expect(try h.ferry("remove", String(done), String(held)).status == 0)
         #expect(try h.ferry("show", String(done)).status != 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/keep.bin")) == data)
-        #expect(!FileManager.default.fileExists(atPath: "\(h.state)/staging/\(held).part"))
+        #expect(!FileManager.default.fileExists(atPath: StateFolder(h.state).staged(held)))
         // Clear takes the rest of the ended ones (the failed download) and leaves the paused one.
         let cleared = try h.ferry("clear")
         #expect(cleared.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(cleared.stdout)")

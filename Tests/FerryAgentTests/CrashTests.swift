@@ -67,7 +67,7 @@ import Testing
         // One file, byte-exact, at its own name; nothing left in staging or next to the file.
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["f.bin"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/f.bin")) == data)
-        try h.eventually("staging cleaned up") { try FileManager.default.contentsOfDirectory(atPath: h.state + "/staging").isEmpty }
+        try h.eventually("staging cleaned up") { try FileManager.default.contentsOfDirectory(atPath: StateFolder(h.state).staging).isEmpty }
 
         // Bytes: every request after the restart starts where the bytes on disk ended, so the
         // bytes sent add up to the file once plus at most what was in flight at the crash.

@@ -25,7 +25,7 @@ import Testing
         var st = stat()
         #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
         #expect(stat(h.state, &st) == 0 && st.st_mode & 0o777 == 0o700)
-        #expect(stat(h.state + "/ferry.sqlite3", &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(stat(StateFolder(h.state).store, &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
 
     @Test func tlsIsVerified() throws {

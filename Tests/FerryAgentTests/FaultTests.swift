@@ -13,7 +13,7 @@ import Testing
     }
 
     func stagingSize(_ h: Harness, _ id: Int64) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: h.state + "/staging/\(id).part"))?[.size] as? Int
+        (try? FileManager.default.attributesOfItem(atPath: StateFolder(h.state).staged(id)))?[.size] as? Int
     }
 
     @Test(.enabled(if: SmallDisk.available, SmallDisk.skipReason))
@@ -86,7 +86,7 @@ import Testing
         try h.startAgent()
         _ = try h.makeFile("a.bin", size: 50_000)
         let data = try h.makeFile("b.bin", size: 50_000)
-        try FileManager.default.createDirectory(atPath: h.state + "/staging/1.part", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: StateFolder(h.state).staged(1), withIntermediateDirectories: true)
         let r = try h.ferry("download", h.faultURL("a.bin"))
         let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stderr)")
         #expect(id == 1, "a fresh agent's first task")
@@ -107,7 +107,7 @@ import Testing
         let r = try h.ferry("download", h.faultURL("c.bin"), "--sha256", String(repeating: "0", count: 64), "--wait")
         #expect(r.status == 1)
         let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r.stdout)")
-        let quarantined = h.state + "/quarantine/\(id).part"
+        let quarantined = StateFolder(h.state).quarantined(id)
         let info = try h.show(id)
         #expect(info["state"] as? String == "failed")
         #expect((info["error"] as? String)?.contains(quarantined) == true, "\(info)")

@@ -314,7 +314,7 @@ extension Array where Element == Recorder.Call {
                                           fromFile: URL(fileURLWithPath: original))
         // The agent holds its own synced copy: the app's file may go at once.
         let copy = try #require(try AgentProxy(h.client()).task(Int64(task.taskIdentifier)).uploadFile)
-        #expect(copy.hasPrefix(h.state + "/uploads/") && copy != original, "\(copy)")
+        #expect(copy.hasPrefix(StateFolder(h.state).uploads) && copy != original, "\(copy)")
         var st = stat()
         #expect(stat(copy, &st) == 0 && st.st_mode & 0o777 == 0o600 && st.st_size == 150_000)
         try FileManager.default.removeItem(atPath: original)

@@ -218,5 +218,5 @@ final class StoreFolder {
     let path = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"
     init() throws { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
     deinit { try? FileManager.default.removeItem(atPath: path) }
-    func open() throws -> Store { try Store(path: path + "/ferry.sqlite3") }
+    func open() throws -> Store { try Store(path: StateFolder(path).store) }
 }

@@ -31,7 +31,7 @@ import Testing
         _ = try d.request(.removeTasks([first]))
         var restarted = CoreDriver(ledger: d.ledger)
         try restarted.start()
-        restarted.core.lastTaskID = max(restarted.core.lastTaskID, first)   // the store's AUTOINCREMENT remembers
+        restarted.core.tasks.lastTaskID = max(restarted.core.tasks.lastTaskID, first)   // the store's AUTOINCREMENT remembers
         #expect(try restarted.download("http://a/2") == first + 1)
     }
 
@@ -48,14 +48,14 @@ import Testing
         #expect(finalize)
         // Being saved: it can no longer be paused or canceled.
         #expect(throws: FerryError.self) { try d.request(.pause(id)) }
-        let saved = try d.run(.finalized(task: id, .saved(path: "/dl/f.bin", cleanup: ["/state/staging/\(id).part"])))
+        let saved = try d.run(.finalized(task: id, .saved(path: "/dl/f.bin", cleanup: [StateFolder("/state").staged(id)])))
         #expect(d.ledger.tasks[id]?.state == .completed)
         #expect(d.ledger.tasks[id]?.file == "/dl/f.bin")
         #expect(saved.appended.contains(.finished(file: "/dl/f.bin", received: 10)))
         #expect(saved.popups == [.completed(file: "/dl/f.bin")])
         #expect(saved.writes.contains(.badge(1)))
         // The staging name goes only after the completion (its effects follow the commit).
-        let removeAt = saved.firstIndex(of: .removeFiles(["/state/staging/\(id).part"]))
+        let removeAt = saved.firstIndex(of: .removeFiles([StateFolder("/state").staged(id)]))
         let persistAt = saved.firstIndex { if case .store(.update(let r)) = $0 { return r.state == .completed } else { return false } }
         #expect(removeAt != nil && persistAt != nil && removeAt! > persistAt!)
         try d.run(.popupActivated)
@@ -216,12 +216,12 @@ import Testing
         try d.openSession()
         let id = try d.download("http://a/f")
         try d.wake(.schedule)
-        let countBefore = d.core.queues["s"]?.count
+        let countBefore = d.core.sessions.queues["s"]?.count
         // The transfer ends and fails for good, but the store cannot commit that.
         let effects = try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 404)), commit: false)
         #expect(effects.appended.count == 1)
         let undo = d.core.commitFailed(now: d.now)
-        #expect(d.core.queues["s"]?.count == countBefore)   // its event is forgotten (its number is not reused)
+        #expect(d.core.sessions.queues["s"]?.count == countBefore)   // its event is forgotten (its number is not reused)
         let shown = try #require(d.core.liveRecord(id) ?? d.ledger.tasks[id].map { d.core.shown($0) })
         #expect(shown.state == .waiting && shown.reason == .space)
         #expect(undo.contains(.wake(.storeRecheck, at: d.now + d.core.settings.spaceRecheck)))
@@ -246,8 +246,8 @@ import Testing
         #expect(effects.stopped == [id])
         _ = d.core.commitFailed(now: d.now)
         #expect(d.core.liveRecord(id)?.state == .running)
-        #expect(d.core.attached.contains(id))
-        #expect(d.core.scheduler.running == 1)
+        #expect(d.core.tasks.attached.contains(id))
+        #expect(d.core.tasks.scheduler.running == 1)
     }
 
     @Test func aRefusedRequestChangesNothing() throws {
@@ -256,7 +256,7 @@ import Testing
         #expect(throws: FerryError.self) { try d.request(.pause(42)) }
         #expect(throws: FerryError.self) { try d.request(.createTasks(session: "nope", [TaskRecord(session: "", url: "http://a/", host: "a")])) }
         #expect(d.ledger.tasks.isEmpty)
-        #expect(d.core.lastTaskID == 0)
+        #expect(d.core.tasks.lastTaskID == 0)
     }
 
     @Test func theAppIsRelaunchedOnlyWhileEventsWaitAndNobodyListens() throws {

@@ -6,18 +6,18 @@
 extension AgentCore {
     mutating func sandboxedRequest(_ app: SandboxedApp, _ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
         func own(_ session: String) throws {
-            guard let owner = try sessions[session]?.app ?? ledger.session(session)?.app else { return }   // NoSuchSession follows
+            guard let owner = try sessions.configs[session]?.app ?? ledger.session(session)?.app else { return }   // NoSuchSession follows
             guard owner == app.id else {
                 throw FerryError(.accessDenied, "session '\(session)' belongs to another app; \(app.id) can use only the sessions it opened")
             }
         }
         func visible(_ id: Int64) throws {
-            let session = try machines[id]?.record.session ?? ledger.task(id)?.session
-            guard let session, try (sessions[session]?.app ?? ledger.session(session)?.app) == app.id else {
+            let session = try tasks.machines[id]?.record.session ?? ledger.task(id)?.session
+            guard let session, try (sessions.configs[session]?.app ?? ledger.session(session)?.app) == app.id else {
                 throw FerryError(.noSuchTask, "no task \(id)")
             }
         }
-        let mine = sessions.filter { $0.value.app == app.id }.keys.sorted()
+        let mine = sessions.configs.filter { $0.value.app == app.id }.keys.sorted()
         func each(_ session: String, _ body: (String) throws -> AgentReply) throws -> AgentReply {
             if !session.isEmpty { try own(session); return try body(session) }
             var total = 0
@@ -63,12 +63,12 @@ extension AgentCore {
             let counts = try ledger.countsByState(sessions: mine)
             return .status(counts: counts, running: counts[TaskState.running.rawValue] ?? 0, badge: 0)
         case .resetBadge:
-            throw FerryError(.accessDenied, "the badge is the user's: a sandboxed app cannot reset it")
+            throw FerryError(.accessDenied, "the user.badge is the user's: a sandboxed app cannot reset it")
         case .sandboxed:
             throw FerryError(.accessDenied, "nested sandbox request")
         }
     }
 
     /// The sandboxed app a session belongs to (empty: the host's).
-    public func app(ofSession session: String) -> String { sessions[session]?.app ?? "" }
+    public func app(ofSession session: String) -> String { sessions.app(session) }
 }

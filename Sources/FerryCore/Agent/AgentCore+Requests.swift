@@ -57,7 +57,7 @@ extension AgentCore {
         case .pauseAll(let session):
             var n = 0
             for id in try ledger.taskIDs(session: session.isEmpty ? nil : session, states: [.queued, .running, .waiting])
-            where !finalizing.contains(id) {
+            where !tasks.finalizing.contains(id) {
                 if (try? withMachine(id, ledger) { m, now in try m.pause(now: now) })?.state == .paused { n += 1 }
             }
             return .count(n)
@@ -69,7 +69,7 @@ extension AgentCore {
             wake(.schedule)
             return .count(n)
         case .status:
-            return .status(counts: try ledger.countsByState(sessions: nil), running: attached.count, badge: badge)
+            return .status(counts: try ledger.countsByState(sessions: nil), running: tasks.attached.count, badge: user.badge)
         }
         return .none
     }
@@ -88,10 +88,10 @@ extension AgentCore {
         }
         if let app { config.appHome = app.home }
         out.append(.store(.saveSession(identifier, config)))
-        sessions[identifier] = config
-        if queues[identifier] == nil { queues[identifier] = EventQueue() }
-        if !peer.isEmpty { clients[identifier, default: []].insert(peer) }
-        return .session(identifier: identifier, created: existing == nil, latestSeq: queues[identifier]?.lastSeq ?? 0,
+        sessions.configs[identifier] = config
+        if sessions.queues[identifier] == nil { sessions.queues[identifier] = EventQueue() }
+        if !peer.isEmpty { sessions.clients[identifier, default: []].insert(peer) }
+        return .session(identifier: identifier, created: existing == nil, latestSeq: sessions.queues[identifier]?.lastSeq ?? 0,
                         inbox: inbox(identifier, config))
     }
 
@@ -105,7 +105,7 @@ extension AgentCore {
     /// The session tasks may be added to.
     private func usableSession(_ session: String, _ ledger: AgentLedger) throws {
         // `sessions` mirrors the store's sessions: no read (and no JSON) per request.
-        guard let config = try sessions[session] ?? ledger.session(session) else {
+        guard let config = try sessions.configs[session] ?? ledger.session(session) else {
             throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
         }
         guard !config.invalidating, !config.invalid else {
@@ -123,8 +123,8 @@ extension AgentCore {
         }
         var records = drafts
         for i in records.indices {
-            lastTaskID += 1
-            records[i].id = lastTaskID
+            tasks.lastTaskID += 1
+            records[i].id = tasks.lastTaskID
             records[i].session = session
             records[i].created = now
             records[i].updated = now
@@ -156,7 +156,7 @@ extension AgentCore {
         // Adopt the old task's staging bytes; the machine validates them with If-Range.
         if r.received > 0 {
             out.append(.adoptStagedBytes(from: data.task, to: id))
-            mayHaveStaged?.insert(id)
+            world.mayHaveStaged?.insert(id)
         }
         return id
     }
@@ -165,7 +165,7 @@ extension AgentCore {
 
     /// A file being verified and moved into place is past stopping: its bytes are all there.
     private func notSaving(_ id: Int64) throws {
-        guard !finalizing.contains(id) else {
+        guard !tasks.finalizing.contains(id) else {
             throw FerryError(.invalidState, "task \(id) has every byte and is being saved to its destination; it can no longer be paused or canceled")
         }
     }
@@ -180,7 +180,7 @@ extension AgentCore {
         let choice: TaskMachine.ChallengeAnswer
         switch reply {
         case .credential(let c):
-            credentials[id] = c
+            tasks.credentials[id] = c
             choice = .useCredential
         case .reject: choice = .reject
         case .cancel: choice = .cancel
@@ -188,10 +188,10 @@ extension AgentCore {
         do {
             try withMachine(id, ledger) { m, now in try m.answerChallenge(choice, now: now) }
         } catch {
-            if choice == .useCredential { credentials[id] = nil }
+            if choice == .useCredential { tasks.credentials[id] = nil }
             throw error
         }
-        if choice != .useCredential { credentials[id] = nil }
+        if choice != .useCredential { tasks.credentials[id] = nil }
         wake(.schedule)
     }
 }

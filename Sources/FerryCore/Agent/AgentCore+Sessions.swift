@@ -2,7 +2,7 @@
 /// events, invalidation.
 extension AgentCore {
     /// A session's configuration (defaults for one the store does not know).
-    func config(_ session: String) -> SessionConfig { sessions[session] ?? SessionConfig() }
+    func config(_ session: String) -> SessionConfig { sessions.config(session) }
 
     // MARK: - Events
 
@@ -10,35 +10,23 @@ extension AgentCore {
     mutating func append(session: String, task: Int64, _ event: SessionEvent) {
         guard config(session).keepEvents else { return }
         touchQueue(session)
-        // Appended in place: copying the queue out and back would copy it whole for every event.
-        let e = queues[session, default: EventQueue()].append(task: task, event)
-        if event.isDurable { out.append(.store(.appendEvent(session: session, e))) }
-        // Progress is not stored, but its numbers must never be reused after a restart:
-        // reserve them in blocks so a restarted agent continues above anything a client saw.
-        if e.seq > reservedSeq[session] ?? 0 {
-            let reserve = e.seq + 1_000
-            out.append(.store(.reserveSeq(session: session, reserve)))
-            reservedSeq[session] = reserve
-        }
-        if !signalsPending.contains(session) { signalsPending.append(session) }
+        out += sessions.append(session: session, task: task, event)
         wake(.signals)
     }
 
     /// One EventsAvailable per session per burst; then whether its app is needed.
     mutating func flushSignals(_ ledger: AgentLedger) {
-        let sessions = signalsPending
-        signalsPending = []
-        for s in sessions {
-            out.append(.eventsAvailable(session: s, latest: queues[s]?.lastSeq ?? 0, app: app(ofSession: s)))
+        let pending = sessions.signalsPending
+        sessions.signalsPending = []
+        for s in pending {
+            out.append(.eventsAvailable(session: s, latest: sessions.queues[s]?.lastSeq ?? 0, app: app(ofSession: s)))
             considerLaunch(s)
             checkInvalidation(s, ledger)
         }
     }
 
     mutating func fetchEvents(_ session: String, after: UInt64, limit: Int, _ ledger: AgentLedger) throws -> AgentReply {
-        guard let q = queues[session] else {
-            throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
-        }
+        guard let q = sessions.queues[session] else { throw SessionBook.noSuchSession(session) }
         let events = q.fetch(after: after, limit: limit == 0 ? 1000 : min(limit, 10_000))
         var blobs: [Int64: [UInt8]] = [:]
         for e in events {
@@ -51,42 +39,21 @@ extension AgentCore {
     }
 
     mutating func acknowledgeEvents(_ session: String, upTo seq: UInt64) throws {
-        guard queues[session] != nil else {
-            throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
-        }
-        guard seq <= queues[session]!.lastSeq else {
-            throw FerryError(.invalidArgument, "cannot acknowledge event \(seq): the latest is \(queues[session]!.lastSeq)")
-        }
-        if !queues[session]!.acknowledge(upTo: seq).isEmpty { out.append(.store(.deleteEvents(session: session, upTo: seq))) }
+        out += try sessions.acknowledge(session, upTo: seq)
     }
 
     // MARK: - Connected clients and relaunch
 
     mutating func peerLeft(_ peer: String) {
-        for (session, peers) in clients where peers.contains(peer) {
-            clients[session]?.remove(peer)
-            if clients[session]?.isEmpty == true {
-                clients[session] = nil
-                considerLaunch(session)
-            }
-        }
+        for session in sessions.peerLeft(peer) { considerLaunch(session) }
     }
 
     /// Starts the session's app if events wait for it and nobody is there to take them.
     mutating func considerLaunch(_ session: String) {
-        guard let target = config(session).launchTarget else { return }
-        let policy = relaunch[session] ?? RelaunchPolicy()
-        let connected = !(clients[session]?.isEmpty ?? true)
-        // Runs after every burst of events: scan the queue only when nobody is listening.
-        let pending = !connected && (queues[session]?.hasDurable ?? false)
-        switch policy.decide(pendingEvents: pending, clientConnected: connected, now: now) {
-        case .none:
-            break
-        case .wait(let until):
-            wake(.relaunch(session), at: until)
-        case .launch:
-            relaunch[session, default: RelaunchPolicy()].launched(now: now)
-            out.append(.launch(session: session, target))
+        switch sessions.considerLaunch(session, now: now) {
+        case .none: break
+        case .wait(let until): wake(.relaunch(session), at: until)
+        case .launch(let target): out.append(.launch(session: session, target))
         }
     }
 
@@ -96,14 +63,12 @@ extension AgentCore {
 
     mutating func appLaunchFailed(_ session: String, _ message: String) {
         log(.error, "session \(session): \(message)")
-        relaunch[session, default: RelaunchPolicy()].exited(now: now, pendingEvents: true)
+        _ = sessions.appExited(session, now: now, failedToStart: true)
         considerLaunch(session)   // arms the backoff wake
     }
 
     mutating func appExited(_ session: String, status: Int32) {
-        let pending = queues[session]?.hasDurable ?? false
-        relaunch[session, default: RelaunchPolicy()].exited(now: now, pendingEvents: pending)
-        if let note = relaunch[session]?.describe(now: now) {
+        if let note = sessions.appExited(session, now: now) {
             log(.warning, "session \(session): launched app exited (status \(status)) with events pending: \(note)")
         } else {
             log(.info, "session \(session): launched app exited (status \(status))")
@@ -112,19 +77,17 @@ extension AgentCore {
     }
 
     mutating func finishedHandlingEvents(_ session: String, _ ledger: AgentLedger) throws {
-        guard try ledger.session(session) != nil else {
-            throw FerryError(.noSuchSession, "no session '\(session)': open it first with OpenSession")
-        }
-        relaunch[session, default: RelaunchPolicy()].finishedEvents(now: now)
+        guard try ledger.session(session) != nil else { throw SessionBook.noSuchSession(session) }
+        sessions.relaunch[session, default: RelaunchPolicy()].finishedEvents(now: now)
         out.append(.store(.finishedEvents(session: session, at: now)))
         log(.info, "session \(session): the app finished handling its events")
     }
 
     func sessionInfo(_ session: String, _ ledger: AgentLedger) throws -> SessionInfo {
         guard let c = try ledger.session(session) else { throw FerryError(.noSuchSession, "no session '\(session)'") }
-        return SessionInfo(identifier: session, configuration: c, clients: clients[session]?.count ?? 0,
-                           pendingEvents: queues[session]?.count ?? 0, latestSeq: queues[session]?.lastSeq ?? 0,
-                           relaunch: relaunch[session]?.describe(now: now) ?? "",
+        return SessionInfo(identifier: session, configuration: c, clients: sessions.clients[session]?.count ?? 0,
+                           pendingEvents: sessions.queues[session]?.count ?? 0, latestSeq: sessions.queues[session]?.lastSeq ?? 0,
+                           relaunch: sessions.relaunch[session]?.describe(now: now) ?? "",
                            finishedEvents: try ledger.finishedEvents(session: session))
     }
 
@@ -135,7 +98,7 @@ extension AgentCore {
         guard !c.invalid, !c.invalidating else { return }
         c.invalidating = true
         out.append(.store(.saveSession(session, c)))
-        sessions[session] = c
+        sessions.configs[session] = c
         var unfinished = try ledger.unfinishedTaskIDs(session: session)
         if cancelTasks {
             for id in unfinished { _ = try? withMachine(id, ledger) { m, now in try m.cancel(keepPartial: false, now: now) } }
@@ -146,18 +109,18 @@ extension AgentCore {
 
     /// An invalidating session with no unfinished task gets its last event.
     mutating func checkInvalidation(_ session: String, _ ledger: AgentLedger) {
-        guard sessions[session]?.invalidating == true, let ids = try? ledger.unfinishedTaskIDs(session: session) else { return }
+        guard sessions.configs[session]?.invalidating == true, let ids = try? ledger.unfinishedTaskIDs(session: session) else { return }
         // The store may still show tasks this turn ended: memory knows better.
-        checkInvalidation(session, unfinished: ids.filter { machines[$0].map { !$0.record.state.isFinal } ?? true })
+        checkInvalidation(session, unfinished: ids.filter { tasks.machines[$0].map { !$0.record.state.isFinal } ?? true })
     }
 
     private mutating func checkInvalidation(_ session: String, unfinished: [Int64]) {
-        guard var c = sessions[session], c.invalidating, unfinished.isEmpty else { return }
+        guard var c = sessions.configs[session], c.invalidating, unfinished.isEmpty else { return }
         c.invalidating = false
         c.invalid = true
         // The session's new state and its last event commit together.
         out.append(.store(.saveSession(session, c)))
-        sessions[session] = c
+        sessions.configs[session] = c
         append(session: session, task: 0, .invalidated(error: nil))
     }
 }

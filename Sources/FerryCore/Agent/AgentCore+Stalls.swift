@@ -13,33 +13,24 @@ public struct StallWatch: Sendable, Equatable {
 }
 
 extension AgentCore {
-    mutating func watchForStall(_ id: Int64, seconds: Int, from offset: Int64) {
+    /// Attaches the task's transfer and watches it for a stall.
+    mutating func watchForStall(_ r: TaskRecord, seconds: Int, from offset: Int64) {
         let watch = StallWatch(lastMoved: now, limit: Int64(max(1, seconds)) * 1_000_000, offset: offset)
-        stallWatches[id] = watch
-        wake(.stall, noLaterThan: now + watch.limit, dueAt: \.stallArmedAt)
+        tasks.attach(r, stall: watch)
+        wake(.stall, noLaterThan: now + watch.limit, due: \.stallDueAt)
     }
 
     mutating func checkStalls(_ ledger: AgentLedger) {
-        stallArmedAt = nil
-        var next: Int64?
-        for id in attached.sorted() {
-            // A watch lost with a turn that could not commit starts again from now.
-            let watch = stallWatches[id] ?? StallWatch(lastMoved: now, limit: Int64(settings.stallSeconds) * 1_000_000,
-                                                       offset: machines[id]?.record.received ?? 0)
-            stallWatches[id] = watch
-            if now - watch.lastMoved >= watch.limit {
-                stalled(id, watch, ledger)
-            } else {
-                next = min(next ?? .max, watch.lastMoved + watch.limit)
-            }
-        }
-        if let next { wake(.stall, noLaterThan: next, dueAt: \.stallArmedAt) }
+        wakes.stallDueAt = nil
+        let (stalled, next) = tasks.stalls(now: now, defaultLimit: Int64(settings.stallSeconds) * 1_000_000)
+        for (id, watch) in stalled { self.stalled(id, watch, ledger) }
+        if let next { wake(.stall, noLaterThan: next, due: \.stallDueAt) }
     }
 
     /// Detaches the transfer (the shell keeps its bytes on disk) and ends the attempt as curl
     /// would have ended it.
     private mutating func stalled(_ id: Int64, _ watch: StallWatch, _ ledger: AgentLedger) {
-        guard let r = machines[id]?.record else { return }
+        guard let r = tasks.machines[id]?.record else { return }
         let seconds = watch.limit / 1_000_000
         out.append(.stopTransfer(id))
         let outcome = TransferOutcome(curlCode: 28, curlMessage: "no data for \(seconds) s: the transfer stalled",

@@ -1,0 +1,74 @@
+/// The tasks the agent holds in memory — those running, being saved, or left without their
+/// transfer by a store that cannot commit — and the scheduler's slots they take. Every other
+/// task lives in the store (read through the ledger).
+struct RunningTasks: Sendable {
+    var scheduler: Scheduler
+    /// Machines of running tasks (and of tasks being saved).
+    var machines: [Int64: TaskMachine] = [:]
+    /// Tasks with a transfer attached in the shell.
+    var attached: Set<Int64> = []
+    /// Tasks whose file is being verified and moved into place.
+    var finalizing: Set<Int64> = []
+    /// Tasks whose last change the store refused: they wait until it commits again.
+    var storeBlocked: Set<Int64> = []
+    /// Answers to challenges: memory only, never stored, gone when the task ends.
+    var credentials: [Int64: Credential] = [:]
+    /// Attached transfers' stall watches (a hint: a lost one is made again at the next check).
+    var stallWatches: [Int64: StallWatch] = [:]
+    /// The highest task id given out.
+    var lastTaskID: Int64 = 0
+
+    init(maxTotal: Int, maxPerHost: Int) { scheduler = Scheduler(maxTotal: maxTotal, maxPerHost: maxPerHost) }
+
+    /// A transfer was started for the task: it takes its slots and is watched for a stall.
+    mutating func attach(_ r: TaskRecord, stall: StallWatch) {
+        attached.insert(r.id)
+        scheduler.started(host: r.host, session: r.session)
+        stallWatches[r.id] = stall
+    }
+
+    /// The task's transfer is gone (ended, stopped, could not start): its slots are free.
+    /// Its record when it was attached.
+    @discardableResult
+    mutating func detach(_ id: Int64) -> TaskRecord? {
+        stallWatches[id] = nil
+        guard attached.remove(id) != nil, let r = machines[id]?.record else { return nil }
+        scheduler.stopped(host: r.host, session: r.session)
+        return r
+    }
+
+    /// The scheduler's slots made again from what is attached (after memory was put back).
+    mutating func recountSlots() {
+        var s = Scheduler(maxTotal: scheduler.maxTotal, maxPerHost: scheduler.maxPerHost)
+        for id in attached { if let r = machines[id]?.record { s.started(host: r.host, session: r.session) } }
+        scheduler = s
+    }
+
+    /// A task as callers see it: live figures while it runs; waiting for space while the store
+    /// refuses its changes.
+    func shown(_ r: TaskRecord) -> TaskRecord {
+        if let m = machines[r.id] { return m.record }
+        guard storeBlocked.contains(r.id) else { return r }
+        var w = r
+        w.state = .waiting
+        w.reason = .space
+        w.error = "the agent cannot save its records (is the disk holding its state full?); the task continues when it can"
+        return w
+    }
+
+    /// The attached transfers that moved no byte for their limit, and when the next may stall.
+    /// A watch lost with a turn that could not commit starts again from `now`.
+    mutating func stalls(now: Int64, defaultLimit: Int64) -> (stalled: [(Int64, StallWatch)], next: Int64?) {
+        var stalled: [(Int64, StallWatch)] = [], next: Int64?
+        for id in attached.sorted() {
+            let watch = stallWatches[id] ?? StallWatch(lastMoved: now, limit: defaultLimit, offset: machines[id]?.record.received ?? 0)
+            stallWatches[id] = watch
+            if now - watch.lastMoved >= watch.limit {
+                stalled.append((id, watch))
+            } else {
+                next = min(next ?? .max, watch.lastMoved + watch.limit)
+            }
+        }
+        return (stalled, next)
+    }
+}

@@ -1,0 +1,64 @@
+/// The core as it was when the open turn began, and what the shell did during the turn that a
+/// rollback cannot take back. The core is copied whole (value semantics: a field added later
+/// is restored too); only the event queues are left out of the copy, since they roll back by
+/// sequence number (copying them would copy every queued event once per turn), and the hints
+/// of `World`, which may be large and are never rolled back.
+struct TurnStart: Sendable {
+    /// One element: a struct cannot hold a value of its own type directly.
+    let before: [AgentCore]
+    /// Each session's last event before the turn, for the sessions it changed.
+    var lastSeq: [String: UInt64] = [:]
+    /// Tasks whose machine the turn changed.
+    var touched: Set<Int64> = []
+    /// Transfers that ended and saves that finished during the turn: gone in the shell.
+    var detached: Set<Int64> = [], finalized: Set<Int64> = []
+    /// Completed in the turn: their staged bytes are gone once it commits (not before).
+    var completed: Set<Int64> = []
+
+    init(_ core: AgentCore) {
+        var copy = core
+        copy.sessions.queues = [:]
+        copy.world = World()
+        copy.out = []
+        before = [copy]
+    }
+}
+
+/// What the agent knows of the world around it: facts and hints that no rollback changes.
+struct World: Sendable {
+    var network = NetworkState()
+    var networkKnown = false
+    /// Tasks that may have bytes in staging: those there at the start, started or handed bytes
+    /// since (nil: unknown, ask the ledger). Spares a stat(2) per start that almost always
+    /// finds nothing.
+    var mayHaveStaged: Set<Int64>?
+    /// When ended tasks were last pruned.
+    var lastPrune: Int64 = 0
+}
+
+extension SessionBook {
+    /// After a rollback to this value: the queues as they are now, rolled back to `lastSeq`
+    /// (their numbers are never reused), and who is connected and what was launched, which the
+    /// shell did and cannot undo.
+    mutating func carryOver(from current: SessionBook, lastSeq: [String: UInt64]) {
+        queues = current.queues
+        rollBack(to: lastSeq)
+        clients = current.clients
+        relaunch = current.relaunch
+    }
+}
+
+extension RunningTasks {
+    /// After a rollback to this value: transfers that ended and saves that finished during the
+    /// turn are gone in the shell; a task the turn changed that is left without its transfer
+    /// waits until the store commits again (its start, if the turn started it, never happens).
+    mutating func carryOver(detached: Set<Int64>, finalized: Set<Int64>, touched: Set<Int64>) {
+        attached.subtract(detached)
+        finalizing.subtract(finalized)
+        for id in touched where !attached.contains(id) && !finalizing.contains(id) {
+            machines[id] = nil
+            storeBlocked.insert(id)
+        }
+        recountSlots()
+    }
+}

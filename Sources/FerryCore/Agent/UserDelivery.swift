@@ -1,0 +1,56 @@
+/// What the user is told, apart from the apps: popups, the badge and the docks' progress, the
+/// live views' figures. Effects only; the core decides when.
+struct UserDelivery: Sendable, Equatable {
+    /// Downloads completed since the user last looked (stored; docks show it).
+    var badge = 0
+    /// Tasks the user was told wait for disk space (one popup each, not one per recheck).
+    var spaceWarned: Set<Int64> = []
+    /// Running tasks whose bytes moved since the last TasksProgressed (a hint for live views).
+    var progressMoved: Set<Int64> = []
+    /// Running tasks whose row changed without a change of state (their response's headers
+    /// came): live views hear of it on the same wake as of their bytes.
+    var rowsChanged: Set<Int64> = []
+
+    /// A task's event as the user sees it (when its session shows popups).
+    mutating func taskEvent(_ event: SessionEvent, name: @autoclosure () -> String) -> [AgentEffect] {
+        switch event {
+        case .finished(let file, _):
+            return [.popup(.completed(file: file))] + setBadge(badge + 1)
+        case .completed(let error?, let errorName, _) where errorName != "Canceled":
+            return [.popup(.failed(name: name(), reason: error))]
+        default:
+            return []
+        }
+    }
+
+    /// One "not enough space" popup per task until it stops waiting for space.
+    mutating func noSpace(_ id: Int64, name: @autoclosure () -> String) -> [AgentEffect] {
+        spaceWarned.insert(id).inserted ? [.popup(.noSpace(name: name()))] : []
+    }
+
+    mutating func resetBadge() -> [AgentEffect] { badge == 0 ? [] : setBadge(0) }
+
+    /// The badge's new value, stored; docks hear of it on the launcher wake.
+    private mutating func setBadge(_ value: Int) -> [AgentEffect] {
+        badge = value
+        return [.store(.badge(value))]
+    }
+
+    /// TaskChanged for rows that changed in place, then TasksProgressed per owning app for the
+    /// tasks whose bytes moved; `record` gives a running task's live row.
+    mutating func report(record: (Int64) -> TaskRecord?, app: (String) -> String) -> [AgentEffect] {
+        var out: [AgentEffect] = []
+        for id in rowsChanged.sorted() {
+            if let r = record(id) { out.append(.taskChanged(id, r.state, app: app(r.session))) }
+        }
+        rowsChanged = []
+        var moved: [String: [TaskProgress]] = [:]
+        for id in progressMoved.sorted() {
+            guard let r = record(id) else { continue }
+            moved[app(r.session), default: []].append(TaskProgress(task: id, received: r.received, expected: r.expected ?? -1))
+        }
+        progressMoved = []
+        for (app, list) in moved.sorted(by: { $0.key < $1.key }) { out.append(.tasksProgressed(list, app: app)) }
+        return out
+    }
+}

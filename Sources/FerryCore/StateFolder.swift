@@ -1,0 +1,31 @@
+/// The agent's state folder ($XDG_STATE_HOME/ferry) and what lies in it: the one place its
+/// layout is spelled, for the agent, the CLI and the tests. Paths only; no I/O.
+public struct StateFolder: Sendable, Equatable {
+    public let path: String
+    public init(_ path: String) { self.path = path }
+
+    /// The SQLite store (WAL beside it).
+    public var store: String { path + "/ferry.sqlite3" }
+    /// The agent's log when the CLI starts it (not when systemd or the bus does: the journal).
+    public var log: String { path + "/ferryd.log" }
+    /// Partial downloads while they transfer, one file a task.
+    public var staging: String { path + "/staging" }
+    public func staged(_ task: Int64) -> String { "\(staging)/\(task).part" }
+    /// Finished bytes that failed their checksum: kept for the user to look at, never delivered.
+    public var quarantine: String { path + "/quarantine" }
+    public func quarantined(_ task: Int64) -> String { "\(quarantine)/\(task).part" }
+    /// Copies of descriptors handed over for upload (CreateUploadFromFd), with a trailing slash;
+    /// each goes when its task ends.
+    public var uploads: String { path + "/uploads/" }
+    /// The host's sessions' inboxes, with a trailing slash.
+    public var inboxes: String { path + "/inbox/" }
+    /// Where a host session's finished files wait for its app.
+    public func inbox(_ session: String) -> String { inboxes + Self.inboxName(session) }
+
+    /// A sandboxed app's inbox is inside its own folder, where it can read what it is handed.
+    public static func appInbox(appHome: String, session: String) -> String {
+        appHome + "/data/ferry/inbox/" + inboxName(session)
+    }
+
+    private static func inboxName(_ session: String) -> String { FileNaming.sanitize(session) ?? "session" }
+}

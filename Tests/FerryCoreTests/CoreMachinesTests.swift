@@ -1,0 +1,95 @@
+import Testing
+@testable import FerryCore
+
+/// The small machines `AgentCore` is made of, each on its own, and the whole-value rollback
+/// of a turn the store refused.
+@Suite struct CoreMachinesTests {
+    @Test func aWakeIsArmedOnceAndTheEarliestMomentWins() {
+        var w = WakePlan()
+        #expect(w.arm(.schedule) == .wake(.schedule, at: nil))
+        #expect(w.arm(.schedule) == nil)   // armed already: the shell keeps one
+        w.fired(.schedule)
+        #expect(w.arm(.schedule, at: 5) == .wake(.schedule, at: 5))
+        #expect(w.arm(.retry, noLaterThan: 100, due: \.retryDueAt) == .wake(.retry, at: 100))
+        #expect(w.arm(.retry, noLaterThan: 200, due: \.retryDueAt) == nil)   // due sooner already
+        #expect(w.arm(.retry, noLaterThan: 50, due: \.retryDueAt) == .wake(.retry, at: 50))
+        #expect(w.retryDueAt == 50)
+    }
+
+    @Test func theUserHearsOfCompletionsFailuresAndFullDisksOnce() {
+        var u = UserDelivery()
+        let done = u.taskEvent(.finished(file: "/d/a.pdf", received: 1), name: "a.pdf")
+        #expect(done == [.popup(.completed(file: "/d/a.pdf")), .store(.badge(1))] && u.badge == 1)
+        #expect(u.taskEvent(.completed(error: "HTTP 404", errorName: "Failed", resumable: false), name: "b")
+                == [.popup(.failed(name: "b", reason: "HTTP 404"))])
+        #expect(u.taskEvent(.completed(error: "canceled", errorName: "Canceled", resumable: false), name: "c").isEmpty)
+        #expect(u.noSpace(7, name: "big.iso") == [.popup(.noSpace(name: "big.iso"))])
+        #expect(u.noSpace(7, name: "big.iso").isEmpty)
+        #expect(u.resetBadge() == [.store(.badge(0))] && u.resetBadge().isEmpty)
+    }
+
+    @Test func progressIsReportedPerAppOnce() {
+        var u = UserDelivery()
+        u.progressMoved = [1, 2]
+        u.rowsChanged = [2]
+        let records: [Int64: TaskRecord] = [1: { var r = TaskRecord(session: "host", url: "http://a/1", host: "a"); r.id = 1; r.received = 10; return r }(),
+                                            2: { var r = TaskRecord(session: "app", url: "http://a/2", host: "a"); r.id = 2; r.state = .running; return r }()]
+        let out = u.report(record: { records[$0] }, app: { $0 == "app" ? "org.example.App" : "" })
+        #expect(out == [.taskChanged(2, .running, app: "org.example.App"),
+                        .tasksProgressed([TaskProgress(task: 1, received: 10, expected: -1)], app: ""),
+                        .tasksProgressed([TaskProgress(task: 2, received: 0, expected: -1)], app: "org.example.App")])
+        #expect(u.report(record: { records[$0] }, app: { _ in "" }).isEmpty)
+    }
+
+    @Test func sessionsQueueEventsReserveNumbersAndRelaunchWhenNobodyListens() throws {
+        var book = SessionBook()
+        var config = SessionConfig()
+        config.launchCommand = ["/usr/bin/app"]
+        book.configs["s"] = config
+        let first = book.append(session: "s", task: 1, .finished(file: "/f", received: 1))
+        #expect(first.count == 2 && book.reservedSeq["s"] == 1_001 && book.signalsPending == ["s"])
+        #expect(book.append(session: "s", task: 1, .progress(received: 1, expected: nil, written: 1)).isEmpty)   // not stored
+        book.clients["s"] = [":1.5"]
+        #expect(book.considerLaunch("s", now: 0) == .none)   // its client takes them
+        #expect(book.peerLeft(":1.5") == ["s"])
+        guard case .launch = book.considerLaunch("s", now: 0) else { Issue.record("no launch"); return }
+        #expect(try book.acknowledge("s", upTo: 2) == [.store(.deleteEvents(session: "s", upTo: 2))])
+        #expect(throws: FerryError.self) { try book.acknowledge("s", upTo: 99) }
+        #expect(throws: FerryError.self) { try book.acknowledge("nope", upTo: 1) }
+    }
+
+    @Test func runningTasksTakeAndGiveBackSlotsAndStall() {
+        var t = RunningTasks(maxTotal: 2, maxPerHost: 1)
+        var r = TaskRecord(session: "s", url: "http://a/1", host: "a")
+        r.id = 1
+        t.machines[1] = TaskMachine(r)
+        t.attach(r, stall: StallWatch(lastMoved: 0, limit: 10, offset: 0))
+        #expect(t.scheduler.running == 1 && !t.scheduler.mayStart(host: "a"))
+        #expect(t.stalls(now: 5, defaultLimit: 10).next == 10)
+        #expect(t.stalls(now: 10, defaultLimit: 10).stalled.map(\.0) == [1])
+        #expect(t.detach(1)?.id == 1 && t.scheduler.running == 0 && t.detach(1) == nil)
+        t.storeBlocked = [1]
+        t.machines[1] = nil
+        #expect(t.shown(r).state == .waiting && t.shown(r).reason == .space)
+    }
+
+    /// A refused commit puts every part of memory back, credentials and badge included; a new
+    /// field of a machine needs no line of its own for it.
+    @Test func aRefusedCommitRestoresTheWholeValue() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 22, httpStatus: 401, authenticate: "Basic realm=x")))
+        d.core.user.badge = 3   // three completions the user has not looked at
+        let before = d.core
+        _ = try d.run(.request(.answerChallenge(id, .credential(Credential(user: "u", password: "p")))), commit: false)
+        _ = try d.run(.popupActivated, commit: false)   // the badge reset, not recorded
+        #expect(d.core.user.badge == 0)
+        _ = d.core.commitFailed(now: d.now)
+        #expect(d.core.tasks.credentials.isEmpty && d.core.user == before.user)
+        #expect(d.core.sessions.configs == before.sessions.configs && d.core.tasks.lastTaskID == before.tasks.lastTaskID)
+        #expect(d.core.turnStart == nil)
+    }
+}
