@@ -16,10 +16,21 @@ public struct TransferOutcome: Sendable, Equatable {
     public var authenticate: String?
     /// Why the shell refused the response's body (a byte range other than the one asked for).
     public var rejection: String?
+    /// The agent stopped the attempt after this many seconds without a byte (its stall watch;
+    /// curl's own speed check is off).
+    public var stalledSeconds: Int64?
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {
         TransferOutcome(curlCode: 0, curlMessage: message, httpStatus: 0, localErrno: errno, localMessage: message)
+    }
+
+    /// The agent stopped an attempt that moved no byte for `seconds`.
+    public static func stalled(seconds: Int64, bytesThisAttempt: Int64) -> TransferOutcome {
+        var o = TransferOutcome(curlCode: 0, curlMessage: "no data for \(seconds) s: the transfer stalled", httpStatus: 0,
+                                bytesThisAttempt: bytesThisAttempt)
+        o.stalledSeconds = seconds
+        return o
     }
 
     public init(curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
@@ -37,7 +48,7 @@ extension TransferOutcome {
     /// The attempt never reached the server (no name resolution, no route, no connection):
     /// with the network gone, that is a reason to wait for it rather than to count a retry.
     public var neverReachedServer: Bool {
-        bytesThisAttempt == 0 && httpStatus == 0 && [5, 6, 7, 28].contains(curlCode)
+        bytesThisAttempt == 0 && httpStatus == 0 && (stalledSeconds != nil || [5, 6, 7, 28].contains(curlCode))
     }
 }
 
@@ -57,6 +68,7 @@ public enum FailureClassifier {
     static let tlsCurl: Set<Int> = [35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91]
 
     public static func classify(_ o: TransferOutcome) -> FailureClass {
+        if o.stalledSeconds != nil { return .transient(o.curlMessage) }
         if let e = o.localErrno {
             if e == 28 /* ENOSPC */ || e == 122 /* EDQUOT */ {
                 return .diskFull(o.localMessage ?? "no space left on the disk holding the download")

@@ -161,6 +161,7 @@ import Testing
         let check = try d.wake(.stall)
         #expect(check.stopped == [quiet])
         #expect(d.ledger.tasks[quiet]?.state == .waiting && d.ledger.tasks[quiet]?.reason == .retry)
+        #expect(d.ledger.tasks[quiet]?.error == "no data for 60 s: the transfer stalled", "a stall of its own, not a curl code")
         #expect(d.ledger.tasks[moving]?.state == .running)
         let movedAt = started + 30_000_000 + 1_000
         #expect(check.contains(.wake(.stall, at: movedAt + 60_000_000)), "the next check: when the moving one could stall")

@@ -93,3 +93,15 @@ import Testing
         #expect(d.core.turnStart == nil)
     }
 }
+
+/// A stall is an outcome of its own: retried, and a reason to wait for the network when the
+/// attempt never reached its server, whatever curl's codes are.
+@Suite struct StallOutcomeTests {
+    @Test func aStallIsTransientAndSaysSo() {
+        let stalled = TransferOutcome.stalled(seconds: 60, bytesThisAttempt: 0)
+        #expect(stalled.curlCode == 0 && stalled.stalledSeconds == 60)
+        #expect(FailureClassifier.classify(stalled) == .transient("no data for 60 s: the transfer stalled"))
+        #expect(stalled.neverReachedServer)
+        #expect(!TransferOutcome.stalled(seconds: 60, bytesThisAttempt: 10).neverReachedServer)
+    }
+}

@@ -1,6 +1,6 @@
 /// A transfer that moves no byte for its stall time (the agent's `--stall-timeout`, or a
 /// session's shorter request timeout) is stopped and counts as a failed attempt, retried from
-/// the bytes it kept, as curl's own speed check would (CURLE_OPERATION_TIMEDOUT). One wake at
+/// the bytes it kept (`TransferOutcome.stalled`), as curl's own speed check would. One wake at
 /// the earliest moment any transfer may have stalled: curl's check wakes every transfer once a
 /// second (with 500 running, 500 rounds and 1,400 polls a second).
 public struct StallWatch: Sendable, Equatable {
@@ -27,14 +27,12 @@ extension AgentCore {
         if let next { wake(.stall, noLaterThan: next, due: \.stallDueAt) }
     }
 
-    /// Detaches the transfer (the shell keeps its bytes on disk) and ends the attempt as curl
-    /// would have ended it.
+    /// Detaches the transfer (the shell keeps its bytes on disk) and ends the attempt as stalled.
     private mutating func stalled(_ id: Int64, _ watch: StallWatch, _ ledger: AgentLedger) {
         guard let r = tasks.machines[id]?.record else { return }
         let seconds = watch.limit / 1_000_000
         out.append(.stopTransfer(id))
-        let outcome = TransferOutcome(curlCode: 28, curlMessage: "no data for \(seconds) s: the transfer stalled",
-                                      httpStatus: 0, bytesThisAttempt: max(0, r.received - watch.offset))
+        let outcome = TransferOutcome.stalled(seconds: seconds, bytesThisAttempt: max(0, r.received - watch.offset))
         transferEnded(id, received: r.received, outcome, ledger)
     }
 }

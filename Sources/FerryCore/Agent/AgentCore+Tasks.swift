@@ -123,7 +123,7 @@ extension AgentCore {
         guard let r = tasks.detach(id) else { return }
         turnStart?.detached.insert(id)
         launcherProgressChanged()
-        if outcome.curlCode != 0 {
+        if outcome.curlCode != 0 || outcome.stalledSeconds != nil {
             log(.info, "task \(id): attempt ended: curl \(outcome.curlCode) HTTP \(outcome.httpStatus) \(outcome.rejection ?? outcome.curlMessage)")
         }
         let reachable = world.network.available || DownloadURL.isLoopback(host: r.host)
