@@ -5,36 +5,6 @@ import FoundationEssentials
 import Glibc
 import Logging
 
-/// Agent-wide settings (ferryd's command line).
-public struct AgentSettings: Sendable {
-    public var stateDirectory: String = Paths.defaultStateDirectory
-    public var maxTotal = 6
-    public var maxPerHost = 2
-    public var backoff = Backoff()
-    public var transfer = TransferSettings()
-    public var downloadDirectory: String? = nil
-    /// Global popup switch (sessions may also opt out).
-    public var popups = true
-    public var popupWindowMilliseconds: UInt32 = 1_000
-    /// First look at a full disk again after this long (doubling up to ten times as long).
-    public var spaceRecheckMilliseconds: Int64 = 30_000
-    /// Ended tasks leave the list by themselves after this long (0: never). Files stay.
-    public var keepEndedMicroseconds: Int64 = 30 * 86_400 * 1_000_000
-    public init() {}
-
-    var core: AgentCore.Settings {
-        var c = AgentCore.Settings(stateDirectory: stateDirectory)
-        c.maxTotal = maxTotal
-        c.maxPerHost = maxPerHost
-        c.backoff = backoff
-        c.stallSeconds = transfer.stallSeconds
-        c.downloadDirectory = downloadDirectory
-        c.spaceRecheck = spaceRecheckMilliseconds * 1_000
-        c.keepEnded = keepEndedMicroseconds
-        return c
-    }
-}
-
 /// The agent's shell: hands every input to the core (`AgentCore`, where all decisions live)
 /// and carries out the effects it returns. Runs entirely on the GLib main loop thread.
 ///

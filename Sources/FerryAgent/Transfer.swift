@@ -5,8 +5,6 @@ import Glibc
 
 /// Settings that apply to every transfer.
 public struct TransferSettings: Sendable {
-    /// No byte for this long ends an attempt (the core's stall check, not curl's speed check).
-    public var stallSeconds: Int = 60
     public var connectTimeoutSeconds: Int = 30
     public var maxRedirects: Int = 10
     public var bufferSize: Int = 512 * 1024

@@ -35,7 +35,7 @@ final class Transfers {
         self.settings = settings.transfer
         stateDirectory = settings.stateDirectory
         stagingIsLocal = LocalFileSystem.holds(StateFolder(settings.stateDirectory).staging)
-        limits = (settings.maxTotal, settings.maxPerHost)
+        limits = (settings.core.maxTotal, settings.core.maxPerHost)
     }
 
     private var curl: CurlMulti {

@@ -14,36 +14,7 @@ struct FerryDaemon: ParsableCommand {
 
     @Flag(help: "Take over dev.ferry.Agent1 from a running agent.")
     var replace = false
-    @Option(help: "Folder for the agent's state (default: $XDG_STATE_HOME/ferry).")
-    var stateDir: String?
-    @Option(help: "Folder finished downloads go to by default (default: the XDG download folder).")
-    var downloadDir: String?
-    @Option(help: "Transfers running at once, in total.")
-    var maxTransfers = 6
-    @Option(help: "Transfers running at once to one host.")
-    var maxPerHost = 2
-    @Option(help: "First retry delay in milliseconds (doubles each failure).")
-    var retryBaseMs: Int64 = 1_000
-    @Option(help: "Longest retry delay in milliseconds.")
-    var retryCapMs: Int64 = 300_000
-    @Option(help: "Seconds without a byte before a transfer counts as stalled.")
-    var stallTimeout = 60
-    @Option(help: "CA bundle for TLS verification (default: the system's).")
-    var caFile: String?
-    @Flag(help: "Never show notification popups.")
-    var noPopups = false
-    @Option(help: "Downloads ending within this many milliseconds share one popup.")
-    var popupWindowMs: UInt32 = 1_000
-    @Option(help: "Seconds before a download waiting for disk space looks again (doubling up to ten times as long).")
-    var spaceRecheck: Double = 30
-    @Option(help: "MiB kept free on the state folder's disk (or 1 % of it, whichever is more) so the store can always commit.")
-    var stateReserveMb: Int64 = 64
-    @Option(help: "Percent of the state folder's disk kept free (when more than --state-reserve-mb).")
-    var stateReservePercent: Double = 1
-    @Option(help: "Days after which ended tasks leave the list by themselves (0: never); files stay.")
-    var keepEndedDays: Double = 30
-    @Option(help: "Log level: trace, debug, info, notice, warning, error.")
-    var logLevel: String = "info"
+    @OptionGroup var options: AgentOptions
 
     func run() throws {
         umask(0o077)   // everything the agent creates is private: dirs 0700, files 0600
@@ -54,7 +25,7 @@ struct FerryDaemon: ParsableCommand {
         sigemptyset(&mask)
         for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, sig) }
         sigprocmask(SIG_UNBLOCK, &mask, nil)
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = options.logLevel
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)
             h.logLevel = level
@@ -62,19 +33,7 @@ struct FerryDaemon: ParsableCommand {
         }
         let log = Logger(label: "ferryd")
 
-        var settings = AgentSettings()
-        if let stateDir { settings.stateDirectory = stateDir }
-        settings.downloadDirectory = downloadDir
-        settings.maxTotal = maxTransfers
-        settings.maxPerHost = maxPerHost
-        settings.backoff = Backoff(baseMilliseconds: retryBaseMs, capMilliseconds: retryCapMs)
-        settings.transfer.stallSeconds = stallTimeout
-        settings.transfer.caInfo = caFile
-        settings.popups = !noPopups
-        settings.popupWindowMilliseconds = popupWindowMs
-        settings.spaceRecheckMilliseconds = Int64(spaceRecheck * 1_000)
-        settings.keepEndedMicroseconds = Int64(keepEndedDays * 86_400 * 1_000_000)
-        settings.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
+        let settings = options.settings
 
         let loop = MainLoop()
         let agent = try Agent(settings: settings, logger: log)

@@ -624,4 +624,16 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/old.bin")) == data)
         #expect(h.agentLog.contains("removed 1 task(s) that ended more than"))
     }
+
+    /// ferryd's options are checked before anything starts: a mistyped level or a value out of
+    /// range is refused naming the option, the value and what it may be.
+    @Test func ferrydRefusesBadOptionsByName() throws {
+        let h = try Harness()
+        for (args, words) in [(["--log-level", "infoo"], "infoo"), (["--max-transfers", "0"], "--max-transfers 0: must be 1 to 1000"),
+                              (["--retry-base-ms", "500", "--retry-cap-ms", "100"], "--retry-cap-ms 100: must be at least --retry-base-ms"),
+                              (["--state-dir", "relative/dir"], "--state-dir relative/dir: must be an absolute path")] {
+            let r = try h.run(Harness.ferryd, args)
+            #expect(r.status == 64 && r.stderr.contains(words), "\(args): \(r.status) \(r.stderr)")
+        }
+    }
 }

@@ -16,7 +16,8 @@ public struct AgentCore: Sendable {
         public var maxTotal = 6
         public var maxPerHost = 2
         public var backoff = Backoff()
-        /// The agent's limit for a silent connection; a session's request timeout may lower it.
+        /// The agent's limit for a silent connection (the core's stall check, not curl's speed
+        /// check); a session's request timeout may lower it.
         public var stallSeconds = 60
         /// ferryd --download-dir: wins over a session's default folder.
         public var downloadDirectory: String?

@@ -1,0 +1,17 @@
+import FerryCore
+
+/// The agent's settings, one type from the command line (`ferryd`'s options fill it once) to
+/// the core, which reads its part (`core`) as it is.
+public struct AgentSettings: Sendable {
+    /// What the core decides with: the state folder, limits, retries, stalls, retention.
+    public var core = AgentCore.Settings(stateDirectory: Paths.defaultStateDirectory)
+    /// What every transfer is set up with: timeouts, TLS, the state disk's reserve.
+    public var transfer = TransferSettings()
+    /// Global popup switch (sessions may also opt out).
+    public var popups = true
+    /// Downloads ending within this window share one popup.
+    public var popupWindowMilliseconds: UInt32 = 1_000
+    public init() {}
+
+    public var stateDirectory: String { core.stateDirectory }
+}

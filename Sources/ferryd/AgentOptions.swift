@@ -1,0 +1,76 @@
+import ArgumentParser
+import FerryAgent
+import FerryCore
+import Logging
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// ferryd's settings on the command line: each option fills one field of `AgentSettings`,
+/// and a value out of range is refused with the option, the value and what it may be.
+struct AgentOptions: ParsableArguments {
+    @Option(help: "Folder for the agent's state (default: $XDG_STATE_HOME/ferry).")
+    var stateDir: String?
+    @Option(help: "Folder finished downloads go to by default (default: the XDG download folder).")
+    var downloadDir: String?
+    @Option(help: "Transfers running at once, in total (1-1000).")
+    var maxTransfers = 6
+    @Option(help: "Transfers running at once to one host (1-1000).")
+    var maxPerHost = 2
+    @Option(help: "First retry delay in milliseconds (doubles each failure).")
+    var retryBaseMs: Int64 = 1_000
+    @Option(help: "Longest retry delay in milliseconds.")
+    var retryCapMs: Int64 = 300_000
+    @Option(help: "Seconds without a byte before a transfer counts as stalled.")
+    var stallTimeout = 60
+    @Option(help: "CA bundle for TLS verification (default: the system's).")
+    var caFile: String?
+    @Flag(help: "Never show notification popups.")
+    var noPopups = false
+    @Option(help: "Downloads ending within this many milliseconds share one popup.")
+    var popupWindowMs: UInt32 = 1_000
+    @Option(help: "Seconds before a download waiting for disk space looks again (doubling up to ten times as long).")
+    var spaceRecheck: Double = 30
+    @Option(help: "MiB kept free on the state folder's disk (or 1 % of it, whichever is more) so the store can always commit.")
+    var stateReserveMb: Int64 = 64
+    @Option(help: "Percent of the state folder's disk kept free (when more than --state-reserve-mb).")
+    var stateReservePercent: Double = 1
+    @Option(help: "Days after which ended tasks leave the list by themselves (0: never); files stay.")
+    var keepEndedDays: Double = 30
+    @Option(help: "Log level: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        func check(_ ok: Bool, _ option: String, _ value: Any, _ allowed: String) throws {
+            guard ok else { throw ValidationError("--\(option) \(value): must be \(allowed)") }
+        }
+        try check((1...1000).contains(maxTransfers), "max-transfers", maxTransfers, "1 to 1000")
+        try check((1...1000).contains(maxPerHost), "max-per-host", maxPerHost, "1 to 1000")
+        try check(retryBaseMs >= 1, "retry-base-ms", retryBaseMs, "at least 1")
+        try check(retryCapMs >= retryBaseMs, "retry-cap-ms", retryCapMs, "at least --retry-base-ms (\(retryBaseMs))")
+        try check(stallTimeout >= 1, "stall-timeout", stallTimeout, "at least 1 second")
+        try check(spaceRecheck > 0 && spaceRecheck <= 86_400, "space-recheck", spaceRecheck, "more than 0 and at most 86400 seconds")
+        try check(stateReserveMb >= 0, "state-reserve-mb", stateReserveMb, "0 or more")
+        try check((0..<100).contains(stateReservePercent), "state-reserve-percent", stateReservePercent, "0 to less than 100")
+        try check(keepEndedDays >= 0 && keepEndedDays <= 36_500, "keep-ended-days", keepEndedDays, "0 (never) to 36500")
+        for (option, path) in [("state-dir", stateDir), ("download-dir", downloadDir), ("ca-file", caFile)] {
+            if let path { try check(path.hasPrefix("/"), option, path, "an absolute path") }
+        }
+    }
+
+    var settings: AgentSettings {
+        var s = AgentSettings()
+        if let stateDir { s.core.stateDirectory = stateDir }
+        s.core.downloadDirectory = downloadDir
+        s.core.maxTotal = maxTransfers
+        s.core.maxPerHost = maxPerHost
+        s.core.backoff = Backoff(baseMilliseconds: retryBaseMs, capMilliseconds: retryCapMs)
+        s.core.stallSeconds = stallTimeout
+        s.core.spaceRecheck = Int64(spaceRecheck * 1_000_000)
+        s.core.keepEnded = Int64(keepEndedDays * 86_400 * 1_000_000)
+        s.transfer.caInfo = caFile
+        s.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
+        s.popups = !noPopups
+        s.popupWindowMilliseconds = popupWindowMs
+        return s
+    }
+}
