@@ -46,7 +46,7 @@ public final class Agent {
     private var afterCommit: [AgentEffect] = []
     /// Where each task's TaskChanged waits in `afterCommit`: a turn signals a task's last state once.
     private var taskChangedAt: [Int64: Int] = [:]
-    private var crashPointsAfterCommit: [CrashPoint] = []
+    private var crashSeam = CrashSeam()
 
     public init(settings: AgentSettings, logger: Logger) throws {
         self.settings = settings
@@ -65,7 +65,6 @@ public final class Agent {
         transfers = Transfers(settings: settings)
         transfers.feed = { [unowned self] input in
             turn {   // a curl round's turn, or one of its own (a transfer prepared off the loop)
-                if case .responseBegan = input { crashPointsAfterCommit.append(.responseBegan) }
                 handle(input)
             }
         }
@@ -127,10 +126,6 @@ public final class Agent {
             if let e = turnFailure as? FerryError, e.kind == .storeUnavailable { throw e }
             throw FerryError(.storeUnavailable, "cannot record the request: the agent's store cannot commit (\(turnFailure.map { "\($0)" } ?? "?"), is its disk full?); nothing was queued or changed")
         }
-        switch answer {
-        case .taskIDs: CrashPoint.reached(.requestCommitted)
-        default: if case .acknowledgeEvents = r { CrashPoint.reached(.acknowledged) }
-        }
         return answer
     }
 
@@ -163,12 +158,10 @@ public final class Agent {
             committed = false
             afterCommit = []
             taskChangedAt = [:]
-            crashPointsAfterCommit = []
             for e in core.commitFailed(now: MainLoop.now) { route(e) }
         }
         inTurn = false
-        for step in crashPointsAfterCommit { CrashPoint.reached(step) }
-        crashPointsAfterCommit = []
+        crashSeam.turnEnded(committed: committed)
         let work = afterCommit
         afterCommit = []
         taskChangedAt = [:]
@@ -187,6 +180,7 @@ public final class Agent {
 
     private func handle(_ input: AgentInput) {
         assert(inTurn && !CurlMulti.insideCurl, "an agent input outside a turn or inside a curl callback")
+        crashSeam.input(input)
         // Only requests throw, and they come through `handle(request:)`.
         for e in (try? core.handle(input, now: MainLoop.now, ledger: store)) ?? [] { route(e) }
     }
@@ -205,7 +199,7 @@ public final class Agent {
         case .store(let w):
             guard storeFailure == nil else { return }
             do { try store.apply(w, now: MainLoop.now) } catch { storeFailure = error }
-            if case .update(let r) = w, r.state == .completed { crashPointsAfterCommit.append(.completionCommitted) }
+            crashSeam.wrote(w)
         case .wake(let wake, let at):
             wakes.arm(wake, at: at)
         case .reply:
@@ -220,6 +214,7 @@ public final class Agent {
     // MARK: - Effects
 
     private func carryOut(_ e: AgentEffect) {
+        defer { crashSeam.carriedOut(e) }
         switch e {
         case .startTransfer(let r, let plan, _, let credential):   // the core watches for stalls
             log.debug("task \(r.id): starting at byte \(plan.offset)")
@@ -240,17 +235,10 @@ public final class Agent {
         case .tasksProgressed(let moved, let app): onTasksProgressed(moved, app)
         case .eventsAvailable(let session, let seq, let app):
             onEventsAvailable(session, seq, app)
-            CrashPoint.reached(.eventEmitted)
         case .popup(let outcome): notifier.post(outcome)
         case .launcherChanged: onLauncherChanged()
         case .launch(let session, let target): launch(session, target)
-        case .log(let level, let message):
-            switch level {
-            case .debug: log.debug("\(message)")
-            case .info: log.info("\(message)")
-            case .warning: log.warning("\(message)")
-            case .error: log.error("\(message)")
-            }
+        case .log(let level, let message): log.log(level: level.logger, "\(message)")
         case .reply, .store, .wake: break
         }
     }
@@ -294,6 +282,10 @@ public final class Agent {
         }
         return staged
     }
+}
+
+private extension LogLevel {
+    var logger: Logger.Level { switch self { case .debug: .debug; case .info: .info; case .warning: .warning; case .error: .error } }
 }
 
 private extension AgentEffect {

@@ -1,3 +1,4 @@
+import FerryCore
 import FoundationEssentials
 import Glibc
 
@@ -40,6 +41,46 @@ enum CrashPoint: String, CaseIterable {
             fputs("ferryd: FERRY_CRASH_AT=\(step.rawValue):\(n): aborting\n", stderr)
             abort()
         }
+        #endif
+    }
+}
+
+/// The executor's one seam for crash points: `Agent` tells it what a turn did (its inputs, its
+/// store writes, its commit, the effects carried out) and the steps follow from that; nothing
+/// else in the executor names a step. Empty in release builds.
+struct CrashSeam {
+    #if DEBUG
+    private var reached: [CrashPoint] = []
+    #endif
+
+    mutating func input(_ input: AgentInput) {
+        #if DEBUG
+        if case .responseBegan = input { reached.append(.responseBegan) }
+        #endif
+    }
+
+    mutating func wrote(_ write: StoreWrite) {
+        #if DEBUG
+        switch write {
+        case .insert: reached.append(.requestCommitted)
+        case .update(let r) where r.state == .completed: reached.append(.completionCommitted)
+        case .deleteEvents: reached.append(.acknowledged)
+        default: break
+        }
+        #endif
+    }
+
+    /// The turn committed: its steps are reached. `committed` false: they never were.
+    mutating func turnEnded(committed: Bool) {
+        #if DEBUG
+        if committed { for step in reached { CrashPoint.reached(step) } }
+        reached = []
+        #endif
+    }
+
+    func carriedOut(_ effect: AgentEffect) {
+        #if DEBUG
+        if case .eventsAvailable = effect { CrashPoint.reached(.eventEmitted) }
         #endif
     }
 }
