@@ -32,8 +32,9 @@ final class Transfer {
     private let requestedOffset: Int64
     /// Headers of a response whose body began, until the agent takes them.
     private var head: ResponseHead?
-    private let fd: Int32
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The staging file (download) or the file to send (upload).
+    let fd: Int32
+    var headerList: UnsafeMutablePointer<curl_slist>?
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
     private(set) var received: Int64
@@ -57,7 +58,7 @@ final class Transfer {
     /// here are fetched again; at 2 MB a kill -9 cost up to 2 MB).
     private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 64)
     private var pendingCount = 0
-    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+    let errorBuffer: UnsafeMutablePointer<CChar> = {
         let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         p.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         return p
@@ -98,28 +99,8 @@ final class Transfer {
             throw TransferStartFailure(errno: writeErrno ?? ENOSPC, message: localMessage ?? "no space left")
         }
         configure(plan: plan, settings: settings)
-        if let credential {
-            ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 3)   // CURLAUTH_BASIC | CURLAUTH_DIGEST (casts in curl.h do not import)
-            ferry_easy_setopt_str(easy, CURLOPT_USERNAME, credential.user)
-            ferry_easy_setopt_str(easy, CURLOPT_PASSWORD, credential.password)
-        }
-        let method = record.effectiveMethod
-        if isUpload {
-            let size = Int64(lseek(fd, 0, SEEK_END))
-            lseek(fd, 0, SEEK_SET)
-            if method == "POST" {
-                ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
-                ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(size))
-            } else {
-                ferry_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
-                ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
-                if method != "PUT" { ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, method) }
-            }
-            ferry_easy_set_read(easy, Transfer.readCallback, Unmanaged.passUnretained(self).toOpaque())
-        } else if method == "POST" {
-            ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
-            ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
-        }
+        authenticate(credential)
+        setMethod(record.effectiveMethod)
     }
 
     deinit {
@@ -165,36 +146,6 @@ final class Transfer {
         }
         claimedUpTo = length
         return true
-    }
-
-    private func configure(plan: TaskMachine.TransferPlan, settings: TransferSettings) {
-        ferry_easy_setopt_str(easy, CURLOPT_URL, plan.url)
-        ferry_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
-        ferry_easy_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        ferry_easy_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        ferry_easy_setopt_long(easy, CURLOPT_FAILONERROR, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
-        ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
-        ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
-        if let ca = settings.caInfo { ferry_easy_setopt_str(easy, CURLOPT_CAINFO, ca) }
-        ferry_easy_setopt_str(easy, CURLOPT_USERAGENT, "ferry/\(FerryRelease.version)")
-        ferry_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
-        if plan.offset > 0 {
-            ferry_easy_setopt_str(easy, CURLOPT_RANGE, "\(plan.offset)-")
-        }
-        var headers = plan.headers.map { "\($0.key): \($0.value)" }
-        if plan.offset > 0, let validator = plan.ifRange { headers.append("If-Range: \(validator)") }
-        for h in headers where !h.contains("\r") && !h.contains("\n") {
-            headerList = curl_slist_append(headerList, h)
-        }
-        if headerList != nil { ferry_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) }
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        ferry_easy_setopt_ptr(easy, CURLOPT_PRIVATE, me)
-        ferry_easy_set_write(easy, Transfer.writeCallback, me)
     }
 
     /// The curl message of a failed attempt.
@@ -259,12 +210,12 @@ final class Transfer {
         }
     }
 
-    private static let writeCallback: ferry_data_fn = { data, size, count, user in
+    static let writeCallback: ferry_data_fn = { data, size, count, user in
         let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
         return me.write(data!, size * count)
     }
 
-    private static let readCallback: ferry_data_fn = { data, size, count, user in
+    static let readCallback: ferry_data_fn = { data, size, count, user in
         let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
         return me.readBody(data!, size * count)
     }

@@ -1,0 +1,65 @@
+import CCurl
+import CFerryShim
+import FerryCore
+
+/// How a transfer's curl handle is set up: the request (URL, range, headers, method, body),
+/// TLS, timeouts and redirects, credentials, and the callbacks that move the bytes.
+extension Transfer {
+    func configure(plan: TaskMachine.TransferPlan, settings: TransferSettings) {
+        ferry_easy_setopt_str(easy, CURLOPT_URL, plan.url)
+        ferry_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
+        ferry_easy_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        ferry_easy_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        ferry_easy_setopt_long(easy, CURLOPT_FAILONERROR, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
+        ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
+        ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
+        ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = settings.caInfo { ferry_easy_setopt_str(easy, CURLOPT_CAINFO, ca) }
+        ferry_easy_setopt_str(easy, CURLOPT_USERAGENT, "ferry/\(FerryRelease.version)")
+        ferry_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        if plan.offset > 0 {
+            ferry_easy_setopt_str(easy, CURLOPT_RANGE, "\(plan.offset)-")
+        }
+        var headers = plan.headers.map { "\($0.key): \($0.value)" }
+        if plan.offset > 0, let validator = plan.ifRange { headers.append("If-Range: \(validator)") }
+        for h in headers where !h.contains("\r") && !h.contains("\n") {
+            headerList = curl_slist_append(headerList, h)
+        }
+        if headerList != nil { ferry_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        ferry_easy_setopt_ptr(easy, CURLOPT_PRIVATE, me)
+        ferry_easy_set_write(easy, Transfer.writeCallback, me)
+    }
+
+    /// An answer to the server's challenge (kept in memory only).
+    func authenticate(_ credential: Credential?) {
+        guard let credential else { return }
+        ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 3)   // CURLAUTH_BASIC | CURLAUTH_DIGEST (casts in curl.h do not import)
+        ferry_easy_setopt_str(easy, CURLOPT_USERNAME, credential.user)
+        ferry_easy_setopt_str(easy, CURLOPT_PASSWORD, credential.password)
+    }
+
+    /// The request's method, and for an upload its body: the file, read by `readCallback`.
+    func setMethod(_ method: String) {
+        if isUpload {
+            let size = Int64(lseek(fd, 0, SEEK_END))
+            lseek(fd, 0, SEEK_SET)
+            if method == "POST" {
+                ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
+                ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(size))
+            } else {
+                ferry_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
+                ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
+                if method != "PUT" { ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, method) }
+            }
+            ferry_easy_set_read(easy, Transfer.readCallback, Unmanaged.passUnretained(self).toOpaque())
+        } else if method == "POST" {
+            ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
+            ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+        }
+    }
+}
