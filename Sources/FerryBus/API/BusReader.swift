@@ -4,17 +4,17 @@ import FerryCore
 /// order the interface XML gives them, each as the type it must have: a value missing or of
 /// another type is an InvalidArgument naming what was expected, never a silent default.
 public struct BusReader {
-    private var values: ArraySlice<Value>
-    private var position = 0
+    @usableFromInline var values: ArraySlice<Value>
+    @usableFromInline var position = 0
     /// What is being read, for error messages ("GetTask", "a task row").
-    private let what: String
+    @usableFromInline let what: String
 
-    public init(_ values: [Value], reading what: String) {
+    @inlinable public init(_ values: [Value], reading what: String) {
         self.values = values[...]
         self.what = what
     }
 
-    private mutating func next(_ expected: String) throws -> Value {
+    @inlinable mutating func next(_ expected: String) throws -> Value {
         position += 1
         guard let v = values.popFirst() else {
             throw FerryError(.invalidArgument, "\(what): value \(position) (\(expected)) is missing")
@@ -29,29 +29,29 @@ public struct BusReader {
         }
     }
 
-    private func wrong(_ expected: String, _ v: Value) -> FerryError {
+    @usableFromInline func wrong(_ expected: String, _ v: Value) -> FerryError {
         FerryError(.invalidArgument, "\(what): value \(position) must be \(expected), not \(v.typeString)")
     }
 
-    private mutating func read<T>(_ expected: String, _ get: (Value) -> T?) throws -> T {
+    @inlinable mutating func read<T>(_ expected: String, _ get: (Value) -> T?) throws -> T {
         let v = try next(expected)
         guard let t = get(v) else { throw wrong(expected, v) }
         return t
     }
 
-    public mutating func string() throws -> String { try read("s") { $0.stringValue } }
-    public mutating func bool() throws -> Bool { try read("b") { $0.boolValue } }
+    @inlinable public mutating func string() throws -> String { try read("s") { $0.stringValue } }
+    @inlinable public mutating func bool() throws -> Bool { try read("b") { $0.boolValue } }
     /// t: a task id (the agent's ids fit Int64).
-    public mutating func task() throws -> Int64 { try read("t") { if case .uint64 = $0 { $0.int64Value } else { nil } } }
-    public mutating func uint64() throws -> UInt64 { try read("t") { if case .uint64(let v) = $0 { v } else { nil } } }
-    public mutating func int64() throws -> Int64 { try read("x") { if case .int64(let v) = $0 { v } else { nil } } }
+    @inlinable public mutating func task() throws -> Int64 { try read("t") { if case .uint64 = $0 { $0.int64Value } else { nil } } }
+    @inlinable public mutating func uint64() throws -> UInt64 { try read("t") { if case .uint64(let v) = $0 { v } else { nil } } }
+    @inlinable public mutating func int64() throws -> Int64 { try read("x") { if case .int64(let v) = $0 { v } else { nil } } }
     /// u: a count or a limit.
-    public mutating func count() throws -> Int { try read("u") { if case .uint32(let v) = $0 { Int(v) } else { nil } } }
-    public mutating func bytes() throws -> [UInt8] { try read("ay") { $0.bytesValue } }
-    public mutating func strings() throws -> [String] { try read("as") { if case .strings(let s) = $0 { s } else { nil } } }
-    public mutating func dict() throws -> [String: Value] { try read("a{sv}") { $0.dictValue } }
+    @inlinable public mutating func count() throws -> Int { try read("u") { if case .uint32(let v) = $0 { Int(v) } else { nil } } }
+    @inlinable public mutating func bytes() throws -> [UInt8] { try read("ay") { $0.bytesValue } }
+    @inlinable public mutating func strings() throws -> [String] { try read("as") { if case .strings(let s) = $0 { s } else { nil } } }
+    @inlinable public mutating func dict() throws -> [String: Value] { try read("a{sv}") { $0.dictValue } }
     /// h: the index of a descriptor sent with the message.
-    public mutating func handle() throws -> Int32 { try read("h") { if case .handle(let h) = $0 { h } else { nil } } }
+    @inlinable public mutating func handle() throws -> Int32 { try read("h") { if case .handle(let h) = $0 { h } else { nil } } }
     /// An array of `elementType`, each element read by `element`.
     public mutating func array<T>(of elementType: String, _ element: (Value) throws -> T) throws -> [T] {
         let v = try next("a" + elementType)
@@ -75,7 +75,7 @@ public struct BusReader {
     }
 
     /// A struct value read member by member (an element of an array of structs).
-    public static func members<T>(of value: Value, reading what: String, _ body: (inout BusReader) throws -> T) throws -> T {
+    @inlinable public static func members<T>(of value: Value, reading what: String, _ body: (inout BusReader) throws -> T) throws -> T {
         guard let items = value.tupleValue else { throw FerryError(.invalidArgument, "\(what) must be a struct, not \(value.typeString)") }
         var r = BusReader(items, reading: what)
         return try body(&r)
