@@ -220,6 +220,7 @@ public final class Agent {
             log.debug("task \(r.id): starting at byte \(plan.offset)")
             transfers.start(r, plan, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
+        case .continueBody(let id, let decision): transfers.continueBody(id, decision)
         case .dropConnections: transfers.dropConnections()
         case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)
         case .discardBytes(let id):

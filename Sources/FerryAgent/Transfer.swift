@@ -23,7 +23,8 @@ struct TransferStartFailure: Error {
 /// One attempt of one task: a curl easy handle writing into the task's staging file, or,
 /// for an upload, reading the body from the app's file (the response body is dropped).
 /// Inside curl's callbacks it only moves bytes and counts them; the agent reads `received` and
-/// `takeHead()` after curl returned.
+/// `takeHead()` after curl returned. When a response's first body bytes come, the transfer
+/// pauses and waits for the core's decision on them (`apply`): append, restart or reject.
 final class Transfer {
     let taskID: Int64
     let easy: UnsafeMutableRawPointer
@@ -32,6 +33,10 @@ final class Transfer {
     private let requestedOffset: Int64
     /// Headers of a response whose body began, until the agent takes them.
     private var head: ResponseHead?
+    /// Paused at the first body bytes (or ended with an empty body): the core decides next.
+    private(set) var awaitingDecision = false
+    /// The entity's length the response announced, for claiming its disk space.
+    private var announcedLength: Int64?
     /// The staging file (download) or the file to send (upload).
     let fd: Int32
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -174,41 +179,49 @@ final class Transfer {
         return head
     }
 
-    /// Called once, before the first body byte (or at the end for an empty body).
-    func begin() -> Bool {
-        began = true
+    /// Reads the response's head (first body bytes came, or it ended without any) and waits
+    /// for the core's decision on its body.
+    func headArrived() {
+        guard !began, !awaitingDecision else { return }
+        awaitingDecision = true
         let status = httpStatus
         var rangeStart: Int64?
-        var total: Int64?
         if status == 206, let cr = header("Content-Range") {
             // "bytes START-END/TOTAL"
             let spec = cr.split(separator: " ").last.map(String.init) ?? ""
             let parts = spec.split(separator: "/")
             rangeStart = parts.first.flatMap { $0.split(separator: "-").first }.flatMap { Int64($0) }
-            total = parts.count == 2 ? Int64(parts[1]) : nil
+            announcedLength = parts.count == 2 ? Int64(parts[1]) : nil
         } else {
             let length = Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T))
-            total = length >= 0 ? length : nil
+            announcedLength = length >= 0 ? length : nil
         }
-        let decision = TaskMachine.bodyDecision(status: status, contentRangeStart: rangeStart, requestedOffset: requestedOffset)
-        if case .reject = decision {} else {
-            head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: total, etag: header("ETag"),
-                                lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"))
-        }
+        head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
+                            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"))
+    }
+
+    /// Carries out the core's decision on the body: append to the bytes on disk, or start the
+    /// file again from zero (both claim the announced length's space), or refuse the response
+    /// (the next write aborts the attempt with `rejection`).
+    func apply(_ decision: TaskMachine.BodyDecision) {
+        began = true
+        awaitingDecision = false
         switch decision {
         case .append:
-            return total.map { reserveSpace(upTo: $0) } ?? true
+            if let length = announcedLength { _ = reserveSpace(upTo: length) }
         case .restartFromZero:
             // A file opened at 0 is empty still: nothing to cut.
-            if received > 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return false }
+            if received > 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return }
             received = 0
             pendingCount = 0
-            return total.map { reserveSpace(upTo: $0) } ?? true
+            if let length = announcedLength { _ = reserveSpace(upTo: length) }
         case .reject(let why):
             rejection = why
-            return false
         }
     }
+
+    /// CURL_WRITEFUNC_PAUSE: curl keeps the bytes and hands them over again once unpaused.
+    private static let pauseWriting = 0x1000_0001
 
     static let writeCallback: ferry_data_fn = { data, size, count, user in
         let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
@@ -241,8 +254,12 @@ final class Transfer {
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
         if isUpload { return length }   // the server's answer to an upload is not kept
-        if !began && !begin() { return 0 }
-        if writeErrno != nil { return 0 }   // an earlier flush failed: abort with CURLE_WRITE_ERROR
+        if !began {   // the head goes to the core first (Transfers, after curl returned)
+            headArrived()
+            return Self.pauseWriting
+        }
+        // Refused by the core, or an earlier flush failed: abort with CURLE_WRITE_ERROR.
+        if rejection != nil || writeErrno != nil { return 0 }
         if pendingCount + length > pending.count {
             guard flush() else { return 0 }
         }

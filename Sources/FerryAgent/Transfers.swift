@@ -38,6 +38,9 @@ final class Transfers {
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
     }
 
+    /// Transfers whose empty body ended before the core decided on it (see `done`).
+    private var endedUndecided: [Int64: (Transfer, Int)] = [:]
+
     private var curl: CurlMulti {
         if let multi { return multi }
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))   // here on the loop, before any thread makes a handle
@@ -109,10 +112,23 @@ final class Transfers {
         }
     }
 
+    /// The core's decision on a response's body: the paused transfer carries it out and goes
+    /// on; one whose (empty) body ended meanwhile ends now.
+    func continueBody(_ id: Int64, _ decision: TaskMachine.BodyDecision) {
+        if let t = running[id], t.awaitingDecision {
+            t.apply(decision)
+            curl.resume(t.easy)
+        } else if let (t, code) = endedUndecided.removeValue(forKey: id) {
+            t.apply(decision)
+            ended(t, code: code)
+        }
+    }
+
     /// Detaches a transfer; its bytes are on disk. Returns how many.
     @discardableResult
     func stop(_ id: Int64) -> Int64? {
         if preparing.remove(id) != nil { return nil }
+        if let (t, _) = endedUndecided.removeValue(forKey: id) { return t.received }
         guard let t = running.removeValue(forKey: id) else { return nil }
         multi?.remove(t.easy)
         t.sync()
@@ -141,8 +157,19 @@ final class Transfers {
         CrashPoint.reached(.transferEnded)
         multi?.remove(easy)
         guard running.removeValue(forKey: t.taskID) != nil else { return }
-        if code == 0 && !t.began && !t.isUpload { _ = t.begin() }   // an empty body never reached the write callback
+        if code == 0 && !t.began && !t.isUpload {
+            // An empty body never reached the write callback: its head goes to the core too,
+            // and the attempt ends once the core has decided (`continueBody`).
+            t.headArrived()
+            endedUndecided[t.taskID] = (t, code)
+            absorb(t)
+            return
+        }
         absorb(t)
+        ended(t, code: code)
+    }
+
+    private func ended(_ t: Transfer, code: Int) {
         var outcome = TransferOutcome(curlCode: code, curlMessage: t.errorMessage,
                                       httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
                                       localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,

@@ -118,8 +118,8 @@ public struct TaskMachine: Sendable {
         return actions
     }
 
-    /// What to do with a response's body, from its status and range alone: the transfer decides
-    /// this itself when the first bytes come (inside curl), and the machine agrees afterwards.
+    /// What to do with a response's body, from its status and range alone (the transfer waits,
+    /// paused before its first body byte, for this decision).
     public static func bodyDecision(status: Int, contentRangeStart: Int64?, requestedOffset: Int64) -> BodyDecision {
         guard status == 206 else { return .restartFromZero }
         guard let start = contentRangeStart, start == requestedOffset else {

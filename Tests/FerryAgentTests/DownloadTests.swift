@@ -28,6 +28,21 @@ import Testing
         #expect(stat(StateFolder(h.state).store, &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
 
+    /// An empty body never reaches curl's write callback: its head still goes to the core,
+    /// which decides, and the attempt ends after it (an empty file, completed).
+    @Test func anEmptyFileCompletes() throws {
+        let h = try Harness()
+        try h.startNginx()
+        try h.startAgent()
+        _ = try h.makeFile("empty.txt", size: 0)
+        let r = try h.ferry("download", "http://127.0.0.1:\(h.nginxPort)/empty.txt", "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        let id = try #require(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let info = try h.show(id)
+        #expect(info["state"] as? String == "completed" && info["received"] as? Int == 0 && info["expected"] as? Int == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/empty.txt")).isEmpty)
+    }
+
     @Test func tlsIsVerified() throws {
         let h = try Harness()
         let cert = try h.startNginx(tls: true)

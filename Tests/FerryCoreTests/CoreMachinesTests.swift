@@ -94,6 +94,28 @@ import Testing
     }
 }
 
+/// The body of a response is the core's to decide: the transfer waits, paused before its first
+/// byte, for `continueBody`.
+@Suite struct BodyDecisionTests {
+    @Test func theCoreDecidesAppendRestartOrReject() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let id = try d.download("http://a/f")
+        try d.wake(.schedule)
+        #expect(try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 10, etag: "\"v1\""))).contains(.continueBody(id, .restartFromZero)))
+        d.ledger.staged[id] = 4
+        try d.run(.transferEnded(task: id, received: 4, TransferOutcome(curlCode: 56, httpStatus: 200, bytesThisAttempt: 4)))
+        d.now += 10_000_000
+        try d.wake(.retry)
+        #expect(try d.wake(.schedule).started == [id])
+        let resumed = try d.run(.responseBegan(task: id, ResponseHead(status: 206, contentRangeStart: 4, totalLength: 10)))
+        #expect(resumed.contains(.continueBody(id, .append)))
+        let wrong = try d.run(.responseBegan(task: id, ResponseHead(status: 206, contentRangeStart: 2, totalLength: 10)))
+        #expect(wrong.contains { if case .continueBody(id, .reject) = $0 { true } else { false } })
+    }
+}
+
 /// A stall is an outcome of its own: retried, and a reason to wait for the network when the
 /// attempt never reached its server, whatever curl's codes are.
 @Suite struct StallOutcomeTests {

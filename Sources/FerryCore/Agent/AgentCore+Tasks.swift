@@ -99,11 +99,16 @@ extension AgentCore {
 
     mutating func responseBegan(_ id: Int64, _ head: ResponseHead, _ ledger: AgentLedger) {
         guard tasks.attached.contains(id), tasks.machines[id] != nil else { return }
+        var decision = TaskMachine.BodyDecision.append
         _ = try? withMachine(id, ledger) { m, _ in
-            m.responseBegan(status: head.status, contentRangeStart: head.contentRangeStart,
-                            totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
-                            suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName)).1
+            let (body, actions) = m.responseBegan(status: head.status, contentRangeStart: head.contentRangeStart,
+                                                  totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
+                                                  suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName))
+            decision = body
+            return actions
         }
+        // The transfer waits, paused before its first body byte, for this.
+        out.append(.continueBody(id, decision))
     }
 
     mutating func progressed(_ id: Int64, _ received: Int64, _ ledger: AgentLedger) {

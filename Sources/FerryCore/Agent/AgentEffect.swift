@@ -7,6 +7,8 @@ public enum AgentEffect: Sendable, Equatable {
     case wake(AgentWake, at: Int64?)
     case startTransfer(TaskRecord, TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?)
     case stopTransfer(Int64)
+    /// What to do with a response's body (the transfer waits, paused, for this).
+    case continueBody(Int64, TaskMachine.BodyDecision)
     /// Close cached connections: the network they ran over came or went.
     case dropConnections
     /// Verify and move a finished download into place; nil directory: the user's Downloads folder.
