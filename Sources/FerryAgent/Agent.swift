@@ -202,6 +202,9 @@ public final class Agent {
             crashSeam.wrote(w)
         case .wake(let wake, let at):
             wakes.arm(wake, at: at)
+        case .continueBody(let id, let decision):
+            // At once, within the round: the paused transfer's bytes reach its file in it.
+            transfers.continueBody(id, decision)
         case .reply:
             break
         case .taskChanged(let id, _, _):
@@ -220,7 +223,6 @@ public final class Agent {
             log.debug("task \(r.id): starting at byte \(plan.offset)")
             transfers.start(r, plan, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
-        case .continueBody(let id, let decision): transfers.continueBody(id, decision)
         case .dropConnections: transfers.dropConnections()
         case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)
         case .discardBytes(let id):
@@ -240,7 +242,7 @@ public final class Agent {
         case .launcherChanged: onLauncherChanged()
         case .launch(let session, let target): launch(session, target)
         case .log(let level, let message): log.log(level: level.logger, "\(message)")
-        case .reply, .store, .wake: break
+        case .reply, .store, .wake, .continueBody: break
         }
     }
 

@@ -80,13 +80,12 @@ final class CurlMulti {
         round { socketAction(CURL_SOCKET_BAD, 0) }
     }
 
-    /// Unpauses a transfer's receiving: curl hands over the bytes it held within this call, and
-    /// what remains runs now rather than on its next zero timer. Never from inside a curl callback.
+    /// Unpauses a transfer's receiving: curl hands over the bytes it held within this call;
+    /// what remains runs on its zero timer. Never from inside a curl callback.
     func resume(_ easy: UnsafeMutableRawPointer) {
         Self.insideCurl = true
         curl_easy_pause(easy, 0)   // CURLPAUSE_CONT (a macro Swift cannot import)
         Self.insideCurl = false
-        kick()
     }
 
     /// Removes a handle (pause/cancel/done). Never call from inside a curl callback.
