@@ -41,7 +41,8 @@ public indirect enum Value: Sendable, Equatable {
         }
     }
 
-    /// A new floating GVariant. Containers are written straight in serialised form.
+    /// A new floating GVariant, made with GLib's own constructors (clients send small calls;
+    /// the agent writes its messages with sd-bus, `BusMessage`).
     public func makeGVariant() -> OpaquePointer {
         switch self {
         case .string(let s): return g_variant_new_string(s)
@@ -52,9 +53,27 @@ public indirect enum Value: Sendable, Equatable {
         case .uint64(let v): return g_variant_new_uint64(guint64(v))
         case .double(let v): return g_variant_new_double(v)
         case .handle(let v): return g_variant_new_handle(v)
-        case .bytes, .strings, .dict, .stringDict, .array, .tuple:
-            return GVariantSerializer.variant(self, type: typeString)
+        case .bytes(let b):
+            // The type's C string must outlive the call (ferry_variant_type only casts it).
+            return b.withUnsafeBytes { bytes in
+                "y".withCString { g_variant_new_fixed_array(ferry_variant_type($0), bytes.baseAddress, gsize(b.count), 1) }
+            }
+        case .strings(let items): return Self.array("s", items.map { g_variant_new_string($0) })
+        case .dict(let d):
+            return Self.array("{sv}", d.keys.sorted().map { g_variant_new_dict_entry(g_variant_new_string($0), g_variant_new_variant(d[$0]!.makeGVariant())) })
+        case .stringDict(let d):
+            return Self.array("{ss}", d.keys.sorted().map { g_variant_new_dict_entry(g_variant_new_string($0), g_variant_new_string(d[$0]!)) })
+        case .array(let items, let type): return Self.array(type, items.map { $0.makeGVariant() })
+        case .tuple(let items):
+            var children: [OpaquePointer?] = items.map { $0.makeGVariant() }
+            return g_variant_new_tuple(&children, gsize(children.count))
         }
+    }
+
+    /// An array of `elementType` holding `children` (floating; each child is consumed).
+    private static func array(_ elementType: String, _ children: [OpaquePointer]) -> OpaquePointer {
+        var items: [OpaquePointer?] = children
+        return elementType.withCString { g_variant_new_array(ferry_variant_type($0), &items, gsize(items.count)) }
     }
 
     /// Reads any GVariant (not consumed). Variants are unwrapped.
