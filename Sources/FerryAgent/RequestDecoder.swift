@@ -97,8 +97,7 @@ enum RequestDecoder {
         }
         if let h = o.headers {
             for (k, value) in h {
-                guard !k.isEmpty, k.utf8.allSatisfy({ $0 > 32 && $0 < 127 && $0 != UInt8(ascii: ":") }),
-                      !value.contains("\r"), !value.contains("\n") else {
+                guard HeaderField.isValidName(k), HeaderField.isValidValue(value) else {
                     throw FerryError(.invalidArgument, "invalid header '\(k.prefix(64))'")
                 }
             }

@@ -24,11 +24,13 @@ extension Transfer {
         if plan.offset > 0 {
             ferry_easy_setopt_str(easy, CURLOPT_RANGE, "\(plan.offset)-")
         }
-        var headers = plan.headers.map { "\($0.key): \($0.value)" }
-        if plan.offset > 0, let validator = plan.ifRange { headers.append("If-Range: \(validator)") }
-        for h in headers where !h.contains("\r") && !h.contains("\n") {
-            headerList = curl_slist_append(headerList, h)
+        // Checked again here: a task stored by an older agent may carry what is refused now.
+        var headers = plan.headers.filter { HeaderField.isValidName($0.key) && HeaderField.isValidValue($0.value) }
+            .map { "\($0.key): \($0.value)" }
+        if plan.offset > 0, let validator = plan.ifRange, HeaderField.isValidValue(validator) {
+            headers.append("If-Range: \(validator)")
         }
+        for h in headers { headerList = curl_slist_append(headerList, h) }
         if headerList != nil { ferry_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         ferry_easy_setopt_ptr(easy, CURLOPT_PRIVATE, me)

@@ -1,0 +1,35 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Testing
+
+/// Attacks a sandboxed app (a fake Flatpak, `FakeFlatpak`) could make on the agent, each
+/// refused (issue 31). Host callers get the same checks where the attack is not the sandbox's.
+@Suite(.serialized) struct SandboxAttackTests {
+    /// A CR LF pair in a header value would end the header and smuggle a second request onto
+    /// the connection: refused by name, from an app and from the host, and nothing is sent.
+    @Test(.needsBubblewrap)
+    func aHeaderValueCannotSmuggleARequest() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("h.bin", size: 1_000)
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let smuggled = "v\\r\\nX-Injected: 1\\r\\n\\r\\nGET /smuggled HTTP/1.1\\r\\nHost: x"
+        let r = try app.call("CreateDownload", session, h.faultURL("h.bin"), "{'headers': <{'X-A': '\(smuggled)'}>}")
+        #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.InvalidArgument") && r.stderr.contains("X-A"), "\(r.stdout) \(r.stderr)")
+        // (D-Bus strings hold no NUL: that case is HeaderFieldTests'.)
+        for value in ["v\r\nX-Injected: 1", "v\nX", "v\rX"] {
+            let c = try h.client()
+            do {
+                _ = try c.call("OpenSession", [.string("host"), .dict([:])])
+                _ = try c.call("CreateDownload", [.string("host"), .string(h.faultURL("h.bin")),
+                                                  .dict(["headers": .stringDict(["X-A": value])])])
+                Issue.record("a header value with \(value.utf8.map { $0 }) was accepted")
+            } catch let e as FerryError { #expect(e.kind == .invalidArgument && e.message.contains("X-A"), "\(e.message)") }
+        }
+        #expect(try h.serverLog().isEmpty, "no request reached the server")
+    }
+}
