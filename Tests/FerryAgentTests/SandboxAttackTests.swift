@@ -32,4 +32,25 @@ import Testing
         }
         #expect(try h.serverLog().isEmpty, "no request reached the server")
     }
+
+    /// Session ids are global: an app may open only its own ("APPID" or "APPID.…"), so it can
+    /// neither take the user's CLI session before the user's first `ferry` nor a host app's or
+    /// another app's predictable id.
+    @Test(.needsBubblewrap)
+    func anAppCannotSquatAnotherSession() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        for id in [BusNames.cliSession, "com.example.Reader.Background", SandboxTests.appID + "x.bg", "dev.ferry.test"] {
+            let r = try app.call("OpenSession", id, "{}")
+            #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.AccessDenied") && r.stderr.contains("begin with '\(SandboxTests.appID).'"),
+                    "\(id): \(r.stdout) \(r.stderr)")
+        }
+        #expect(try app.call("OpenSession", SandboxTests.appID + ".bg", "{}").status == 0)
+        #expect(try app.call("OpenSession", SandboxTests.appID, "{}").status == 0)
+        // The user's first download goes to the user's session, owned by nobody else.
+        let opened = try AgentProxy(h.client()).openSession(BusNames.cliSession, SessionOptions())
+        #expect(opened.created && opened.inbox == StateFolder(h.state).inbox(BusNames.cliSession), "\(opened)")
+        #expect(try AgentProxy(h.client()).getSession(BusNames.cliSession).configuration.app == "")
+    }
 }

@@ -532,8 +532,8 @@ import Testing
         var d = CoreDriver()
         try d.start()
         try d.openSession("host")
-        _ = try d.request(.sandboxed(app, .openSession("mine", SessionOptions(), peer: ":1.2")))
-        let created = try d.run(.request(.createTasks(session: "mine", [TaskRecord(session: "", url: "http://a/1", host: "a")])))
+        _ = try d.request(.sandboxed(app, .openSession("org.example.App.mine", SessionOptions(), peer: ":1.2")))
+        let created = try d.run(.request(.createTasks(session: "org.example.App.mine", [TaskRecord(session: "", url: "http://a/1", host: "a")])))
         #expect(created.contains(.taskChanged(1, .queued, app: app.id)))
         let hostCreated = try d.run(.request(.createTasks(session: "host", [TaskRecord(session: "", url: "http://a/2", host: "a")])))
         #expect(hostCreated.contains(.taskChanged(2, .queued, app: "")))
@@ -548,7 +548,7 @@ import Testing
         try d.start()
         var quiet = SessionOptions()
         quiet.relaunch = false
-        for (session, options) in [("mine", SessionOptions()), ("quiet", quiet)] {
+        for (session, options) in [("org.example.App.mine", SessionOptions()), ("org.example.App.quiet", quiet)] {
             _ = try d.request(.sandboxed(app, .openSession(session, options, peer: ":1.2")))
             let id = try d.download("http://a/\(session)", session: session)
             try d.wake(.schedule)
@@ -562,9 +562,9 @@ import Testing
         try d.start()
         try d.openSession("host")
         let hostTask = try d.download("http://a/1", session: "host")
-        _ = try d.request(.sandboxed(app, .openSession("mine", SessionOptions(), peer: ":1.2")))
-        let mineTask = try d.download("http://a/2", session: "mine")
-        #expect(d.core.app(ofSession: "mine") == app.id && d.core.app(ofSession: "host") == "")
+        _ = try d.request(.sandboxed(app, .openSession("org.example.App.mine", SessionOptions(), peer: ":1.2")))
+        let mineTask = try d.download("http://a/2", session: "org.example.App.mine")
+        #expect(d.core.app(ofSession: "org.example.App.mine") == app.id && d.core.app(ofSession: "host") == "")
         func denied(_ r: AgentRequest) -> FerryError.Kind? {
             do { _ = try d.request(.sandboxed(app, r)); return nil } catch let e as FerryError { return e.kind } catch { return nil }
         }
@@ -576,15 +576,32 @@ import Testing
         #expect(denied(.resetBadge) == .accessDenied)
         var launching = SessionOptions()
         launching.launchCommand = ["/bin/true"]
-        #expect(denied(.openSession("other", launching, peer: ":1.2")) == .accessDenied)
+        #expect(denied(.openSession("org.example.App.other", launching, peer: ":1.2")) == .accessDenied)
         guard case .tasks(let listed) = try d.request(.sandboxed(app, .listTasks(session: "", after: 0, limit: 0))) else { Issue.record(); return }
         #expect(listed.map(\.id) == [mineTask])
         guard case .count(let paused) = try d.request(.sandboxed(app, .pauseAll(session: ""))) else { Issue.record(); return }
         #expect(paused == 1 && d.ledger.tasks[hostTask]?.state != .paused)
         // The host keeps seeing everything, and reopening an app's session does not take it over.
-        _ = try d.request(.openSession("mine", SessionOptions(), peer: ":1.1"))
-        #expect(d.core.app(ofSession: "mine") == app.id)
+        _ = try d.request(.openSession("org.example.App.mine", SessionOptions(), peer: ":1.1"))
+        #expect(d.core.app(ofSession: "org.example.App.mine") == app.id)
         guard case .tasks(let all) = try d.request(.listTasks(session: "", after: 0, limit: 0)) else { Issue.record(); return }
         #expect(all.map(\.id) == [hostTask, mineTask])
+    }
+
+    /// A session an app opened outside its own namespace before apps were held to it (the CLI's,
+    /// say) is the host's again when the host opens it: its tasks never go to that app.
+    @Test func theHostTakesBackASquattedSession() throws {
+        var d = CoreDriver()
+        var squatted = SessionConfig()
+        squatted.app = "com.evil.App"
+        squatted.appHome = "/home/u/.var/app/com.evil.App"
+        d.ledger.sessions["dev.ferry.cli"] = squatted
+        try d.start()
+        guard case .session(_, let created, _, let inbox) = try d.request(.openSession("dev.ferry.cli", SessionOptions(), peer: ":1.2")) else {
+            Issue.record("no session")
+            return
+        }
+        #expect(!created && inbox == StateFolder("/state").inbox("dev.ferry.cli"))
+        #expect(d.core.app(ofSession: "dev.ferry.cli") == "" && d.ledger.sessions["dev.ferry.cli"]?.app == "")
     }
 }

@@ -30,6 +30,11 @@ extension AgentCore {
             if options.launchCommand != nil {
                 throw FerryError(.accessDenied, "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
             }
+            // Session ids are global: an app names its own only, so it can never take the user's
+            // (dev.ferry.cli) or another app's before they open theirs.
+            guard id == app.id || id.hasPrefix(app.id + ".") else {
+                throw FerryError(.accessDenied, "session '\(id.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).'")
+            }
             try own(id)
             return try openSession(id, options, peer: peer, app: app, ledger)
         case .createTasks(let session, _), .createFromResumeData(let session, _, _, _),

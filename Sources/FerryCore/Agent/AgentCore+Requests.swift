@@ -85,6 +85,13 @@ extension AgentCore {
         if existing == nil {   // the owner is whoever created it, for good
             config.app = app?.id ?? ""
             config.appKind = app?.kind.rawValue ?? ""
+        } else if app == nil, !config.app.isEmpty, identifier != config.app, !identifier.hasPrefix(config.app + ".") {
+            // Opened by an app outside its own namespace before apps were held to it (squatted):
+            // the host takes it back, so its tasks never go to that app's inbox or relaunch.
+            log(.warning, "session \(identifier) was opened by the sandboxed app \(config.app) outside its namespace: it is the host's again")
+            config.app = ""
+            config.appKind = ""
+            config.appHome = ""
         }
         if let app { config.appHome = app.home }
         out.append(.store(.saveSession(identifier, config)))
