@@ -14,14 +14,23 @@ public struct SandboxedApp: Sendable, Equatable {
     public var home: String
     /// Host folders its sandbox lets it write (its home first).
     public var writable: [String]
+    /// Folders no grant reaches, as Flatpak hides them from every app: the other apps' data
+    /// (`~/.var/app`) and Flatpak's own (`~/.local/share/flatpak`); its own home stays its.
+    public var hidden: [String] = []
+    /// Whether its sandbox has the network (`[Context] shared=network`; a Snap's `network` plug
+    /// is connected automatically and cannot be read without snapd, so a Snap has it).
+    public var network = true
 
-    public init(id: String, kind: Kind, home: String, writable: [String]) {
-        self.id = id; self.kind = kind; self.home = home; self.writable = writable
+    public init(id: String, kind: Kind, home: String, writable: [String], hidden: [String] = [], network: Bool = true) {
+        self.id = id; self.kind = kind; self.home = home; self.writable = writable; self.hidden = hidden; self.network = network
     }
 
-    /// May the app write `path` (absolute, symlinks already resolved)?
+    /// May the app write (or, for uploads, read) `path` (absolute, symlinks already resolved)?
     public func mayWrite(_ path: String) -> Bool {
-        writable.contains { folder in path == folder || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") }
+        func inside(_ folder: String) -> Bool { path == folder || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") }
+        if inside(home) { return true }
+        if hidden.contains(where: inside) { return false }
+        return writable.contains(where: inside)
     }
 
     /// An app from its `.flatpak-info` (the keyfile Flatpak puts at `/.flatpak-info` in every
@@ -29,7 +38,7 @@ public struct SandboxedApp: Sendable, Equatable {
     /// (`home`, `host`, `xdg-download[/sub]` and other `xdg-*`, `~/path`, `/path`; `:ro` and
     /// `!` entries give nothing). `userDirs` maps `xdg-download` etc. to host folders.
     public static func flatpak(info: String, userHome: String, userDirs: [String: String]) -> SandboxedApp? {
-        var section = "", name: String?, filesystems: [String] = []
+        var section = "", name: String?, filesystems: [String] = [], shared: [String] = []
         for raw in info.split(whereSeparator: \.isNewline) {
             let line = raw.trimmingSpaces
             if line.hasPrefix("[") { section = line; continue }
@@ -37,6 +46,7 @@ public struct SandboxedApp: Sendable, Equatable {
             let key = line[..<eq].trimmingSpaces, value = line[line.index(after: eq)...].trimmingSpaces
             if section == "[Application]" && key == "name" { name = value }
             if section == "[Context]" && key == "filesystems" { filesystems = value.split(separator: ";").map(String.init) }
+            if section == "[Context]" && key == "shared" { shared = value.split(separator: ";").map(String.init) }
         }
         guard let id = name, !id.isEmpty, !id.contains("/"), id != ".", id != ".." else { return nil }
         let home = userHome + "/.var/app/" + id
@@ -50,7 +60,8 @@ public struct SandboxedApp: Sendable, Equatable {
             }
             if let folder = folder(spec, userHome: userHome, userDirs: userDirs) { writable.append(folder) }
         }
-        return SandboxedApp(id: id, kind: .flatpak, home: home, writable: writable)
+        return SandboxedApp(id: id, kind: .flatpak, home: home, writable: writable,
+                            hidden: [userHome + "/.var/app", userHome + "/.local/share/flatpak"], network: shared.contains("network"))
     }
 
     private static func folder(_ spec: String, userHome: String, userDirs: [String: String]) -> String? {
@@ -71,6 +82,6 @@ public struct SandboxedApp: Sendable, Equatable {
         let name = label.dropFirst(5).prefix { $0 != "." && $0 != " " }
         guard !name.isEmpty else { return nil }
         let home = userHome + "/snap/" + name
-        return SandboxedApp(id: String(name), kind: .snap, home: home, writable: [home])
+        return SandboxedApp(id: String(name), kind: .snap, home: home, writable: [home], hidden: [userHome + "/snap"])
     }
 }

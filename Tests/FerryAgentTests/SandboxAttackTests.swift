@@ -53,4 +53,45 @@ import Testing
         #expect(opened.created && opened.inbox == StateFolder(h.state).inbox(BusNames.cliSession), "\(opened)")
         #expect(try AgentProxy(h.client()).getSession(BusNames.cliSession).configuration.app == "")
     }
+
+    /// An app whose sandbox has no network gets none through the agent.
+    @Test(.needsBubblewrap)
+    func anAppWithoutTheNetworkFetchesNothing() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID, shared: ["ipc"])
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let r = try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'paused': <true>}")
+        #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.AccessDenied") && r.stderr.contains("network permission"),
+                "\(r.stdout) \(r.stderr)")
+        let networked = try FakeFlatpak(h, id: "dev.ferry.test.Other")
+        #expect(try networked.call("OpenSession", "dev.ferry.test.Other.bg", "{'keep-events': <false>}").status == 0)
+        #expect(try networked.call("CreateDownload", "dev.ferry.test.Other.bg", "http://127.0.0.1:9/x", "{'paused': <true>}").status == 0)
+    }
+
+    /// `home` reaches the user's folders, not the other apps' data, as in Flatpak itself.
+    @Test(.needsBubblewrap)
+    func aHomeGrantDoesNotReachOtherAppsData() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let other = try FakeFlatpak(h, id: "dev.ferry.test.Other")
+        try "secret".write(toFile: other.home + "/cookies.sqlite", atomically: true, encoding: .utf8)
+        let app = try FakeFlatpak(h, id: SandboxTests.appID, filesystems: ["home"])
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let upload = try app.call("CreateUpload", session, "http://127.0.0.1:9/up", other.home + "/cookies.sqlite", "{'paused': <true>}")
+        #expect(upload.status != 0 && upload.stderr.contains("dev.ferry.Error.AccessDenied"), "\(upload.stdout) \(upload.stderr)")
+        let into = try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'directory': <'\(other.home)'>, 'paused': <true>}")
+        #expect(into.status != 0 && into.stderr.contains("dev.ferry.Error.AccessDenied"), "\(into.stdout) \(into.stderr)")
+        let flatpakData = h.root + "/home/.local/share/flatpak"
+        try FileManager.default.createDirectory(atPath: flatpakData, withIntermediateDirectories: true)
+        let overrides = try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'directory': <'\(flatpakData)'>, 'paused': <true>}")
+        #expect(overrides.status != 0 && overrides.stderr.contains("dev.ferry.Error.AccessDenied"), "\(overrides.stderr)")
+        // Its own folder and the rest of home stay its to use.
+        let docs = h.root + "/home/Documents"
+        try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
+        #expect(try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'directory': <'\(docs)'>, 'paused': <true>}").status == 0)
+        #expect(try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'directory': <'\(app.home)'>, 'paused': <true>}").status == 0)
+    }
 }

@@ -13,12 +13,12 @@ struct FakeFlatpak {
     let info: String
     var home: String { h.root + "/home/.var/app/" + id }
 
-    init(_ h: Harness, id: String, filesystems: [String] = []) throws {
+    init(_ h: Harness, id: String, filesystems: [String] = [], shared: [String] = ["network", "ipc"]) throws {
         self.h = h
         self.id = id
         info = h.root + "/\(id).flatpak-info"
         try FileManager.default.createDirectory(atPath: h.root + "/home/.var/app/" + id, withIntermediateDirectories: true)
-        try "[Application]\nname=\(id)\n\n[Context]\nfilesystems=\(filesystems.map { $0 + ";" }.joined())\n"
+        try "[Application]\nname=\(id)\n\n[Context]\nshared=\(shared.map { $0 + ";" }.joined())\nfilesystems=\(filesystems.map { $0 + ";" }.joined())\n"
             .write(toFile: info, atomically: true, encoding: .utf8)
     }
 

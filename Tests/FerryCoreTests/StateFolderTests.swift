@@ -23,14 +23,3 @@ import Testing
         }
     }
 }
-
-/// Header fields are checked as bytes: "\r\n" is one Character, which a String search for "\r"
-/// does not find.
-@Suite struct HeaderFieldTests {
-    @Test func crlfIsFoundAsBytes() {
-        #expect(!"v\r\nX".contains(Character("\r")), "the trap: a Character search misses the pair")
-        for bad in ["v\r\nX", "v\rX", "v\nX", "v\u{0}X"] { #expect(!HeaderField.isValidValue(bad), "\(bad.utf8.map { $0 })") }
-        #expect(HeaderField.isValidValue("bytes=0-, \"etag\"; ü"))
-        #expect(HeaderField.isValidName("X-Token") && !HeaderField.isValidName("X A") && !HeaderField.isValidName("X:") && !HeaderField.isValidName(""))
-    }
-}

@@ -37,8 +37,14 @@ extension AgentCore {
             }
             try own(id)
             return try openSession(id, options, peer: peer, app: app, ledger)
-        case .createTasks(let session, _), .createFromResumeData(let session, _, _, _),
-             .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
+        case .createTasks(let session, _), .createFromResumeData(let session, _, _, _):
+            // Talking to the agent must not give an app the network its sandbox does not have.
+            guard app.network else {
+                throw FerryError(.accessDenied, "\(app.id) has no network permission (Flatpak: --share=network), so the agent fetches nothing for it")
+            }
+            try own(session)
+            return try request(r, ledger)
+        case .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
              .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
             try own(session)
             return try request(r, ledger)

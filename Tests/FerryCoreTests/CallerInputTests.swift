@@ -1,0 +1,29 @@
+import FerryCore
+import Foundation
+import Testing
+
+/// Header fields are checked as bytes: "\r\n" is one Character, which a String search for "\r"
+/// does not find.
+@Suite struct HeaderFieldTests {
+    @Test func crlfIsFoundAsBytes() {
+        #expect(!"v\r\nX".contains(Character("\r")), "the trap: a Character search misses the pair")
+        for bad in ["v\r\nX", "v\rX", "v\nX", "v\u{0}X"] { #expect(!HeaderField.isValidValue(bad), "\(bad.utf8.map { $0 })") }
+        #expect(HeaderField.isValidValue("bytes=0-, \"etag\"; ü"))
+        #expect(HeaderField.isValidName("X-Token") && !HeaderField.isValidName("X A") && !HeaderField.isValidName("X:") && !HeaderField.isValidName(""))
+    }
+}
+
+/// What a Flatpak's `.flatpak-info` grants, as Flatpak itself grants it.
+@Suite struct SandboxedAppGrantTests {
+    @Test func homeHidesOtherAppsAndTheNetworkIsAPermission() throws {
+        let info = "[Application]\nname=org.example.App\n\n[Context]\nshared=ipc;\nfilesystems=home;\n"
+        let app = try #require(SandboxedApp.flatpak(info: info, userHome: "/home/u", userDirs: [:]))
+        #expect(!app.network)
+        #expect(app.mayWrite("/home/u/Documents/a") && app.mayWrite("/home/u/.var/app/org.example.App/data/x"))
+        #expect(!app.mayWrite("/home/u/.var/app/org.example.Other/cookies.sqlite"))
+        #expect(!app.mayWrite("/home/u/.local/share/flatpak/overrides/global"))
+        let networked = try #require(SandboxedApp.flatpak(info: info.replacingOccurrences(of: "shared=ipc;", with: "shared=network;ipc;"),
+                                                          userHome: "/home/u", userDirs: [:]))
+        #expect(networked.network)
+    }
+}
