@@ -87,8 +87,12 @@ final class CallerIdentity {
     }
 
     /// A folder with its symlinks resolved (as the paths it is compared with are).
-    static func resolved(_ path: String) -> String {
-        guard let p = realpath(path, nil) else { return path }
+    static func resolved(_ path: String) -> String { resolvedIfPossible(path) ?? path }
+
+    /// A path with its symlinks resolved, or nil when it cannot be (gone, unreadable): checks of
+    /// what a sandboxed app may use refuse such a path instead of judging it unresolved.
+    static func resolvedIfPossible(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
         defer { free(p) }
         return String(cString: p)
     }

@@ -13,7 +13,7 @@ enum SandboxPaths {
         case .createTasks(_, let drafts):
             for d in drafts {
                 if let file = d.uploadFile {
-                    guard app.mayWrite(CallerIdentity.resolved(file)) else {
+                    guard let real = CallerIdentity.resolvedIfPossible(file), app.mayWrite(real) else {
                         throw FerryError(.accessDenied, "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders (\(app.writable.joined(separator: ", ")))")
                     }
                 }
@@ -29,7 +29,7 @@ enum SandboxPaths {
     }
 
     private static func writable(_ folder: String, _ app: SandboxedApp, _ option: String) throws {
-        guard app.mayWrite(CallerIdentity.resolved(folder)) else {
+        guard let real = CallerIdentity.resolvedIfPossible(folder), app.mayWrite(real) else {
             throw FerryError(.accessDenied, "\(option) \(folder) refused: \(app.id) is sandboxed and may write only to \(app.writable.joined(separator: ", "))")
         }
     }

@@ -27,7 +27,10 @@ public struct SandboxedApp: Sendable, Equatable {
 
     /// May the app write (or, for uploads, read) `path` (absolute, symlinks already resolved)?
     public func mayWrite(_ path: String) -> Bool {
-        func inside(_ folder: String) -> Bool { path == folder || path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") }
+        // Bytes, not Characters: Unicode-equivalent names are different files on disk.
+        func inside(_ folder: String) -> Bool {
+            path.utf8.elementsEqual(folder.utf8) || path.utf8.starts(with: (folder.hasSuffix("/") ? folder : folder + "/").utf8)
+        }
         if inside(home) { return true }
         if hidden.contains(where: inside) { return false }
         return writable.contains(where: inside)

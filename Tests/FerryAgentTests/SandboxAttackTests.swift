@@ -41,7 +41,8 @@ import Testing
         let h = try Harness()
         try h.startAgent()
         let app = try FakeFlatpak(h, id: SandboxTests.appID)
-        for id in [BusNames.cliSession, "com.example.Reader.Background", SandboxTests.appID + "x.bg", "dev.ferry.test"] {
+        for id in [BusNames.cliSession, "com.example.Reader.Background", SandboxTests.appID + "x.bg", "dev.ferry.test",
+                   SandboxTests.appID + ".caf\u{E9}"] {
             let r = try app.call("OpenSession", id, "{}")
             #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.AccessDenied") && r.stderr.contains("begin with '\(SandboxTests.appID).'"),
                     "\(id): \(r.stdout) \(r.stderr)")

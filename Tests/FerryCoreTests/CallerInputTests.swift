@@ -26,4 +26,13 @@ import Testing
                                                           userHome: "/home/u", userDirs: [:]))
         #expect(networked.network)
     }
+
+    /// Paths compare as bytes: a Unicode-equivalent spelling of a granted folder is another
+    /// folder on disk, not the granted one.
+    @Test func grantsCompareBytes() {
+        let app = SandboxedApp(id: "org.example.App", kind: .flatpak, home: "/home/u/.var/app/org.example.App",
+                               writable: ["/home/u/.var/app/org.example.App", "/home/u/Caf\u{E9}"])
+        #expect(app.mayWrite("/home/u/Caf\u{E9}/a"))
+        #expect(!app.mayWrite("/home/u/Cafe\u{301}/a"), "canonically equivalent, but another folder")
+    }
 }

@@ -7,17 +7,18 @@ extension AgentCore {
     mutating func sandboxedRequest(_ app: SandboxedApp, _ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
         func own(_ session: String) throws {
             guard let owner = try sessions.configs[session]?.app ?? ledger.session(session)?.app else { return }   // NoSuchSession follows
-            guard owner == app.id else {
+            guard owner.utf8.elementsEqual(app.id.utf8) else {
                 throw FerryError(.accessDenied, "session '\(session)' belongs to another app; \(app.id) can use only the sessions it opened")
             }
         }
         func visible(_ id: Int64) throws {
             let session = try tasks.machines[id]?.record.session ?? ledger.task(id)?.session
-            guard let session, try (sessions.configs[session]?.app ?? ledger.session(session)?.app) == app.id else {
+            guard let session, let owner = try sessions.configs[session]?.app ?? ledger.session(session)?.app,
+                  owner.utf8.elementsEqual(app.id.utf8) else {
                 throw FerryError(.noSuchTask, "no task \(id)")
             }
         }
-        let mine = sessions.configs.filter { $0.value.app == app.id }.keys.sorted()
+        let mine = sessions.configs.filter { $0.value.app.utf8.elementsEqual(app.id.utf8) }.keys.sorted()
         func each(_ session: String, _ body: (String) throws -> AgentReply) throws -> AgentReply {
             if !session.isEmpty { try own(session); return try body(session) }
             var total = 0
@@ -32,8 +33,9 @@ extension AgentCore {
             }
             // Session ids are global: an app names its own only, so it can never take the user's
             // (dev.ferry.cli) or another app's before they open theirs.
-            guard id == app.id || id.hasPrefix(app.id + ".") else {
-                throw FerryError(.accessDenied, "session '\(id.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).'")
+            // Compared as bytes, and ASCII as app ids are: no Unicode-equivalent look-alikes.
+            guard id.utf8.allSatisfy({ $0 < 128 }), id.utf8.elementsEqual(app.id.utf8) || id.utf8.starts(with: (app.id + ".").utf8) else {
+                throw FerryError(.accessDenied, "session '\(id.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).' (ASCII)")
             }
             try own(id)
             return try openSession(id, options, peer: peer, app: app, ledger)
