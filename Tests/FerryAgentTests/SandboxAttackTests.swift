@@ -95,4 +95,30 @@ import Testing
         #expect(try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'directory': <'\(docs)'>, 'paused': <true>}").status == 0)
         #expect(try app.call("CreateDownload", session, "http://127.0.0.1:9/x", "{'directory': <'\(app.home)'>, 'paused': <true>}").status == 0)
     }
+
+    /// Resume data names a task; an app's blob naming the host's (stolen or forged) adopts none
+    /// of its kept bytes and none of its destination.
+    @Test(.needsBubblewrap)
+    func resumeDataOfAnotherOwnersTaskIsRefused() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("kept.bin", size: 200_000)
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("host"), .dict([:])])
+        let hostTask = try #require(try c.call("CreateDownload", [.string("host"), .string(h.faultURL("kept.bin", "hold=80000")), .dict([:])]).first?.int64Value)
+        try h.eventually("the hold") { (try h.show(hostTask)["received"] as? Int) == 80_000 }
+        let blob = try #require(try c.call("CancelProducingResumeData", [.uint64(UInt64(hostTask))]).first?.bytesValue)
+        let staged = StateFolder(h.state).staged(hostTask)
+        #expect(FileManager.default.fileExists(atPath: staged))
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let bytes = "@ay [" + blob.map { String($0) }.joined(separator: ", ") + "]"
+        let r = try app.call("CreateDownloadFromResumeData", session, bytes, "{'paused': <true>}")
+        #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.InvalidResumeData"), "\(r.stdout) \(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: staged), "the host's kept bytes stay the host's")
+        // The host itself may continue from them.
+        #expect(try c.call("CreateDownloadFromResumeData", [.string("host"), .bytes(blob), .dict(["paused": .bool(true)])]).first?.int64Value != nil)
+    }
 }

@@ -45,6 +45,12 @@ extension AgentCore {
                 throw FerryError(.accessDenied, "\(app.id) has no network permission (Flatpak: --share=network), so the agent fetches nothing for it")
             }
             try own(session)
+            // Resume data names the task whose kept bytes it continues: only the app's own.
+            if case .createFromResumeData(_, let data, _, _) = r, data.task != 0 {
+                do { try visible(data.task) } catch {
+                    throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
+                }
+            }
             return try request(r, ledger)
         case .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
              .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
