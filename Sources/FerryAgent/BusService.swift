@@ -28,6 +28,7 @@ public final class BusService {
         self.log = logger
         objects = try BusObjects()
         methods = makeMethodTable()
+        assert(methods.methods == Set(AgentMethod.allCases), "a method of dev.ferry.Agent1 without a handler")
         agent.onEventsAvailable = { [unowned self] session, seq, app in
             emit(Agent1.EventsAvailable(session: session, latestSeq: seq), about: app)
         }

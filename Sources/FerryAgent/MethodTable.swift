@@ -35,6 +35,7 @@ struct MethodTable {
         }
     }
 
+    /// The methods with a handler (every one of the XML's, checked when the agent starts).
     var methods: Set<AgentMethod> { Set(handlers.keys) }
 
     func handle(_ method: AgentMethod, _ arguments: [Value], _ context: Context, _ answer: @escaping Answer) {

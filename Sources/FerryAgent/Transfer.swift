@@ -116,15 +116,6 @@ final class Transfer {
         if fd >= 0 { close(fd) }
     }
 
-    /// Bodies up to this size are not preallocated (see `reserveSpace`).
-    static let preallocateFrom: Int64 = 1 << 20
-
-    /// Whether making this attempt touches nothing but a new, empty staging file: a download
-    /// from the start, with no preallocation (no upload's file, no truncation, no fallocate).
-    static func onlyCreatesStaging(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan) -> Bool {
-        r.kind != .upload && plan.offset == 0 && (r.expected ?? 0) < preallocateFrom
-    }
-
     /// Checks the state disk's reserve for the bytes still to come and preallocates them
     /// (FALLOC_FL_KEEP_SIZE: the file's size keeps saying how much was written).
     /// False, with `writeErrno` ENOSPC and `localMessage` set, when they do not fit.

@@ -55,7 +55,7 @@ public struct BusReader {
     /// An array of `elementType`, each element read by `element`.
     public mutating func array<T>(of elementType: String, _ element: (Value) throws -> T) throws -> [T] {
         let v = try next("a" + elementType)
-        guard let items = v.arrayValue, v.typeString == "a" + elementType || (v.arrayValue?.isEmpty ?? false) else {
+        guard let items = v.arrayValue, v.typeString == "a" + elementType else {
             throw wrong("a" + elementType, v)
         }
         return try items.map(element)
