@@ -22,6 +22,8 @@ public final class Agent {
     let transfers: Transfers
     let notifier: Notifier
     let network = NetworkWatch()
+    /// Signs resume data handed out and checks what comes back.
+    let resumeSeal: ResumeSeal
     private let wakes = Wakes()
     /// Replies, signals and the store's syncs leave the loop through here, in order.
     let outbox = BusOutbox()
@@ -56,6 +58,7 @@ public final class Agent {
             throw FerryError(.failed, "cannot create the state directory \(settings.stateDirectory)")
         }
         chmod(settings.stateDirectory, 0o700)
+        resumeSeal = try ResumeSeal(keyFile: state.resumeKey)
         core = AgentCore(settings: settings.core)
         notifier = Notifier(logger: logger)
         notifier.enabled = settings.popups

@@ -19,7 +19,7 @@ extension BusService {
             guard case .events(let events, let blobs) = try run(.fetchEvents(session: m.session, after: m.after, limit: m.limit), c) else {
                 throw FerryError(.failed, "internal error: FetchEvents got no events")
             }
-            return events.map { FetchedEvent($0, resumeData: blobs[$0.task]) }
+            return events.map { FetchedEvent($0, resumeData: blobs[$0.task].map(agent.resumeSeal.seal)) }
         }
         t.on(Agent1.AcknowledgeEvents.self) { [unowned self] m, c in
             try run(.acknowledgeEvents(session: m.session, upTo: m.upTo), c).expect("nothing") { $0.isNone }
@@ -35,7 +35,7 @@ extension BusService {
             return try run(.createTasks(session: m.session, try RequestDecoder.downloads(m.requests)), c).expect("tasks") { $0.taskIDs }
         }
         t.on(Agent1.CreateDownloadFromResumeData.self) { [unowned self] m, c in
-            let data = try ResumeData.decode(m.resumeData)
+            let data = try agent.resumeSeal.check(m.resumeData)
             let draft = try RequestDecoder.download(url: data.url, m.options)
             let request = AgentRequest.createFromResumeData(session: m.session, data, draft,
                                                             destinationGiven: draft.directory != nil || draft.output != nil)
@@ -60,7 +60,7 @@ extension BusService {
         t.on(Agent1.Resume.self) { [unowned self] m, c in try run(.resume(m.task), c).expect("nothing") { $0.isNone } }
         t.on(Agent1.Cancel.self) { [unowned self] m, c in try run(.cancel(m.task), c).expect("nothing") { $0.isNone } }
         t.on(Agent1.CancelProducingResumeData.self) { [unowned self] m, c in
-            try run(.cancelProducingResumeData(m.task), c).expect("resume data") { $0.resumeBlob }
+            agent.resumeSeal.seal(try run(.cancelProducingResumeData(m.task), c).expect("resume data") { $0.resumeBlob })
         }
         t.on(Agent1.AnswerChallenge.self) { [unowned self] m, c in
             try run(.answerChallenge(m.task, m.answer), c).expect("nothing") { $0.isNone }

@@ -56,7 +56,7 @@ extension AgentReply {
     var taskID: Int64? { if case .taskIDs(let ids) = self, ids.count == 1 { ids[0] } else { nil } }
     var records: [TaskRecord]? { if case .tasks(let list) = self { list } else { nil } }
     var record: TaskRecord? { if case .task(let r) = self { r } else { nil } }
-    var resumeBlob: [UInt8]? { if case .resumeData(let b) = self { b } else { nil } }
+    var resumeBlob: ResumeData? { if case .resumeData(let b) = self { b } else { nil } }
     var number: Int? { if case .count(let n) = self { n } else { nil } }
     var session: SessionInfo? { if case .sessionInfo(let s) = self { s } else { nil } }
     var isNone: Void? { if case .none = self { () } else { nil } }

@@ -17,6 +17,21 @@ public struct ResumeData: Codable, Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var suggestedName: String?
+    /// HMAC-SHA256 (hex) of the blob without it, by the agent that made it (see ResumeSeal).
+    public var signature: String?
+    /// Set by the agent once `signature` was checked; never read from or written to the blob.
+    public var signedByAgent = false
+
+    private enum CodingKeys: String, CodingKey {
+        case format, version, url, task, received, expected, etag, lastModified, suggestedName, signature
+    }
+
+    /// The blob as signed: everything but the signature.
+    public var unsigned: ResumeData {
+        var d = self
+        d.signature = nil; d.signedByAgent = false
+        return d
+    }
 
     public init(url: String, task: Int64, received: Int64, expected: Int64?, etag: String?,
                 lastModified: String?, suggestedName: String?) {

@@ -8,6 +8,8 @@ public struct StateFolder: Sendable, Equatable {
     public var store: String { path + "/ferry.sqlite3" }
     /// The agent's log when the CLI starts it (not when systemd or the bus does: the journal).
     public var log: String { path + "/ferryd.log" }
+    /// The key that signs resume data (ResumeSeal), 0600.
+    public var resumeKey: String { path + "/resume-data.key" }
     /// Partial downloads while they transfer, one file a task.
     public var staging: String { path + "/staging" }
     public func staged(_ task: Int64) -> String { "\(staging)/\(task).part" }

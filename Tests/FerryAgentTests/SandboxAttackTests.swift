@@ -121,4 +121,44 @@ import Testing
         // The host itself may continue from them.
         #expect(try c.call("CreateDownloadFromResumeData", [.string("host"), .bytes(blob), .dict(["paused": .bool(true)])]).first?.int64Value != nil)
     }
+
+    /// Resume data is signed by the agent (HMAC, key in the state folder): an app cannot alter
+    /// the blob it was given nor make one up; the host's old unsigned blobs still work for it.
+    @Test(.needsBubblewrap)
+    func resumeDataIsAuthenticated() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("kept.bin", size: 200_000)
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let made = try app.call("CreateDownload", session, h.faultURL("kept.bin", "hold=80000"), "{}")
+        let task = try #require(Int64(made.stdout.split(separator: " ").last?.filter(\.isNumber) ?? ""), "\(made.stdout) \(made.stderr)")
+        try h.eventually("the hold") { (try h.show(task)["received"] as? Int) == 80_000 }
+        let c = try h.client()
+        let blob = try #require(try c.call("CancelProducingResumeData", [.uint64(UInt64(task))]).first?.bytesValue)
+        func edited(_ change: (inout [String: Any]) -> Void) throws -> [UInt8] {
+            var json = try #require(try JSONSerialization.jsonObject(with: Data(blob)) as? [String: Any])
+            change(&json)
+            return Array(try JSONSerialization.data(withJSONObject: json))
+        }
+        func fromApp(_ bytes: [UInt8]) throws -> Harness.Result {
+            try app.call("CreateDownloadFromResumeData", session, "@ay [" + bytes.map { String($0) }.joined(separator: ", ") + "]", "{'paused': <true>}")
+        }
+        let altered = try edited { $0["etag"] = "\"forged\"" }
+        let unsigned = try edited { $0["signature"] = nil }
+        var r = try fromApp(altered)
+        #expect(r.status != 0 && r.stderr.contains("InvalidResumeData") && r.stderr.contains("signature"), "\(r.stderr)")
+        r = try fromApp(unsigned)
+        #expect(r.status != 0 && r.stderr.contains("InvalidResumeData") && r.stderr.contains("not signed"), "\(r.stderr)")
+        #expect(try fromApp(blob).status == 0, "the blob the agent gave out is the app's to continue from")
+        #expect(throws: FerryError.self) {
+            try c.call("CreateDownloadFromResumeData", [.string("host"), .bytes(altered), .dict(["paused": .bool(true)])])
+        }
+        _ = try c.call("OpenSession", [.string("host"), .dict([:])])
+        #expect(try c.call("CreateDownloadFromResumeData", [.string("host"), .bytes(unsigned), .dict(["paused": .bool(true)])]).first?.int64Value != nil)
+        let key = try FileManager.default.attributesOfItem(atPath: StateFolder(h.state).resumeKey)
+        #expect((key[.posixPermissions] as? Int) == 0o600)
+    }
 }

@@ -46,7 +46,10 @@ extension AgentCore {
             }
             try own(session)
             // Resume data names the task whose kept bytes it continues: only the app's own.
-            if case .createFromResumeData(_, let data, _, _) = r, data.task != 0 {
+            if case .createFromResumeData(_, let data, _, _) = r {
+                guard data.signedByAgent else {
+                    throw FerryError(.invalidResumeData, "the resume data is not signed by this agent (an app may only continue from resume data the agent gave out)")
+                }
                 do { try visible(data.task) } catch {
                     throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
                 }

@@ -178,9 +178,9 @@ extension AgentCore {
     }
 
     /// The resume data of a task's bytes in staging (what is on disk, not what was counted).
-    static func resumeBlob(_ r: TaskRecord, staged: Int64) -> [UInt8] {
+    static func resumeBlob(_ r: TaskRecord, staged: Int64) -> ResumeData {
         ResumeData(url: r.url, task: r.id, received: staged, expected: r.expected, etag: r.etag,
-                   lastModified: r.lastModified, suggestedName: r.suggestedName).encoded()
+                   lastModified: r.lastModified, suggestedName: r.suggestedName)
     }
 
     private mutating func answerChallenge(_ id: Int64, _ reply: ChallengeReply, _ ledger: AgentLedger) throws {

@@ -82,9 +82,9 @@ public enum AgentReply: Sendable, Equatable {
     case taskIDs([Int64])
     case tasks([TaskRecord])
     case task(TaskRecord)
-    case resumeData([UInt8])
+    case resumeData(ResumeData)
     /// Events, with the resume data of resumable completions by task.
-    case events([QueuedEvent], resumeData: [Int64: [UInt8]])
+    case events([QueuedEvent], resumeData: [Int64: ResumeData])
     case count(Int)
     case status(counts: [String: Int], running: Int, badge: Int)
     case sessionInfo(SessionInfo)
