@@ -52,10 +52,12 @@ public final class BusService {
         c.onMessage = { [unowned self] in self.received($0) }
         c.onClose = { [unowned self] in self.onOutcome(self.acquired ? .busClosed : .noBus) }
         c.attach()
-        // Every name that leaves the bus (clients' connections; a dock appearing).
+        // Every name that joins or leaves the bus (clients' connections; a dock appearing).
         c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "AddMatch",
                [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")],
-               timeoutMilliseconds: 25_000) { _ in }
+               timeoutMilliseconds: 25_000) { [unowned self] result in
+            if case .success = result { identity.watching() }
+        }
         // DBUS_NAME_FLAG_ALLOW_REPLACEMENT | DO_NOT_QUEUE, and REPLACE_EXISTING with --replace.
         let flags: UInt32 = 1 | 4 | (replace ? 2 : 0)
         c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "RequestName", [.string(BusNames.agent), .uint32(flags)],
@@ -91,6 +93,8 @@ public final class BusService {
                 let name = change.name, owner = change.newOwner
                 if name == LauncherEntry.dock, !owner.isEmpty {
                     publishLauncher()   // a dock appeared: it learns the badge at once
+                } else if name.hasPrefix(":"), !owner.isEmpty, change.oldOwner.isEmpty, let c = connection {
+                    identity.joined(name, on: c)   // told while its process is surely its own
                 } else if name.hasPrefix(":"), owner.isEmpty {
                     // Clients that leave the bus are no longer connected to their sessions.
                     identity.forget(name)

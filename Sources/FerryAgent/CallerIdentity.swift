@@ -12,6 +12,12 @@ import Glibc
 final class CallerIdentity {
     private var known: [String: Caller] = [:]
     private var waiting: [String: [(Caller?) -> Void]] = [:]
+    /// When each connection was seen joining the bus (boot-clock ticks), while it is on it.
+    private var joinedAt: [String: UInt64] = [:]
+    /// Connections that could not be told when they joined: never trusted.
+    private var unidentifiable: Set<String> = []
+    /// Since when every connection that joins is seen (nil: not yet).
+    private var watchingSince: UInt64?
     private let userDirs: [String: String]
 
     init() {
@@ -24,24 +30,45 @@ final class CallerIdentity {
         ].mapValues(Self.resolved)
     }
 
+    /// The bus now tells this agent of every connection that joins.
+    func watching() { watchingSince = Self.bootTicks() }
+
+    /// A connection joined the bus: it is identified now, while the process the bus recorded
+    /// for it is surely the one that opened it (that process may exit and its pid be reused
+    /// while a child keeps the connection).
+    func joined(_ name: String, on bus: BusConnection) {
+        joinedAt[name] = Self.bootTicks()
+        identify(name, on: bus) { [self] caller in
+            if caller == nil, joinedAt[name] != nil { unidentifiable.insert(name) }
+        }
+    }
+
     /// Calls `then` with the caller behind `sender` (nil: it could not be told, so nothing is allowed).
     func identify(_ sender: String, on bus: BusConnection, then: @escaping (Caller?) -> Void) {
+        if unidentifiable.contains(sender) { then(nil); return }
         if let caller = known[sender] { then(caller); return }
         guard waiting[sender] == nil else { waiting[sender]!.append(then); return }
         waiting[sender] = [then]
+        let seenJoining = joinedAt[sender] != nil
         bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
                  [.string(sender)], timeoutMilliseconds: 10_000) { [self] result in
             var caller: Caller?
-            if case .success(let reply) = result,
-               let pid = BusReader.read(reply, "GetConnectionCredentials", { try $0.dict() })?["ProcessID"]?.int64Value {
-                caller = self.caller(pid: Int32(pid))
+            // A connection not seen joining joined before the agent watched (or at the very start).
+            let seen = joinedAt[sender] ?? watchingSince ?? Self.bootTicks()
+            if case .success(let reply) = result, let credentials = BusReader.read(reply, "GetConnectionCredentials", { try $0.dict() }),
+               let pid = credentials["ProcessID"]?.int64Value {
+                let label = credentials["LinuxSecurityLabel"]?.bytesValue.map { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                caller = self.caller(pid: Int32(pid), connectionSeenAt: seen, label: label)
             }
-            if let caller { known[sender] = caller }
+            let left = seenJoining && joinedAt[sender] == nil
+            if let caller, !left { known[sender] = caller }
             for f in waiting.removeValue(forKey: sender) ?? [] { f(caller) }
         }
     }
 
-    func forget(_ sender: String) { known[sender] = nil }
+    func forget(_ sender: String) {
+        known[sender] = nil; joinedAt[sender] = nil; unidentifiable.remove(sender)
+    }
 
     /// The connections that may hear about `app`'s tasks: its own and the host's (those known
     /// from their calls), in a stable order.
@@ -55,11 +82,15 @@ final class CallerIdentity {
     }
 
     /// The process's own view of `/` decides. Its /proc folder is opened first, so every read
-    /// below is about that process even if its pid is reused meanwhile (the reads then fail).
-    private func caller(pid: Int32) -> Caller? {
+    /// below is about that process even if its pid is reused meanwhile (the reads then fail);
+    /// a process younger than the connection did not open it (`ProcessAge`). The security label
+    /// the bus recorded at connection time, when it has one, is believed before the process's.
+    private func caller(pid: Int32, connectionSeenAt seen: UInt64, label: String?) -> Caller? {
         let proc = open("/proc/\(pid)", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard proc >= 0 else { return nil }
         defer { close(proc) }
+        guard let stat = Self.read(at: proc, "stat"), let started = ProcessAge.startTicks(stat: stat),
+              ProcessAge.mayHaveOpened(startedAt: started, connectionSeenAt: seen) else { return nil }
         if let info = Self.read(at: proc, "root/.flatpak-info") {
             return SandboxedApp.flatpak(info: info, userHome: Self.resolved(XDG.home), userDirs: userDirs).map(Caller.sandboxed)
         }
@@ -67,10 +98,18 @@ final class CallerIdentity {
         let root = openat(proc, "root/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard root >= 0 else { return nil }
         close(root)
-        if let label = Self.read(at: proc, "attr/current"), let snap = SandboxedApp.snap(label: label, userHome: Self.resolved(XDG.home)) {
+        if let label = label ?? Self.read(at: proc, "attr/current"), let snap = SandboxedApp.snap(label: label, userHome: Self.resolved(XDG.home)) {
             return .sandboxed(snap)
         }
         return .host
+    }
+
+    /// Now, in the unit and clock of /proc/PID/stat's start time.
+    static func bootTicks() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        let hz = UInt64(sysconf(Int32(_SC_CLK_TCK)))
+        return UInt64(now.tv_sec) * hz + UInt64(now.tv_nsec) / (1_000_000_000 / hz)
     }
 
     private static func read(at dir: Int32, _ path: String) -> String? {

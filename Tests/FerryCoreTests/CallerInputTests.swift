@@ -36,3 +36,22 @@ import Testing
         #expect(!app.mayWrite("/home/u/Cafe\u{301}/a"), "canonically equivalent, but another folder")
     }
 }
+
+/// The start time read from /proc/PID/stat, and what it says about a connection's pid.
+@Suite struct ProcessAgeTests {
+    @Test func startTimeIsField22CountedAfterTheName() {
+        let plain = "12540 (cat) R 12537 12537 4105 0 -1 4194304 123 0 0 0 0 0 0 0 20 0 1 0 898809 3133440 386"
+        #expect(ProcessAge.startTicks(stat: plain) == 898_809)
+        // A name with spaces and parentheses ("a) R 1 2") must not shift the fields.
+        let tricky = "7 (a) R 1 2 3) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 10 10"
+        #expect(ProcessAge.startTicks(stat: tricky) == 4242)
+        #expect(ProcessAge.startTicks(stat: "7 (cut) R 1 2") == nil)
+        #expect(ProcessAge.startTicks(stat: "no name here") == nil)
+    }
+
+    @Test func aProcessYoungerThanTheConnectionDidNotOpenIt() {
+        #expect(ProcessAge.mayHaveOpened(startedAt: 100, connectionSeenAt: 100), "same tick: cannot tell, so trusted")
+        #expect(ProcessAge.mayHaveOpened(startedAt: 99, connectionSeenAt: 100))
+        #expect(!ProcessAge.mayHaveOpened(startedAt: 101, connectionSeenAt: 100))
+    }
+}

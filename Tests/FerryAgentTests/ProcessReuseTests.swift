@@ -1,0 +1,104 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Glibc
+import Testing
+
+/// A sandboxed process that forks, lets the parent exit and keeps the connection, with a host
+/// process taking the parent's pid: the bus still names that pid as the connection's, and the
+/// agent must not take the newcomer for the caller (issue 31, item 2).
+@Suite(.serialized) struct ProcessReuseTests {
+    static let lastPID = "/proc/sys/kernel/ns_last_pid"
+
+    /// The app's held connection, and the fifo it takes its commands from.
+    struct HeldConnection {
+        let h: Harness
+        let fifo: String
+        let output: String
+        let pid: Int32
+
+        init(_ h: Harness, in app: FakeFlatpak) throws {
+            self.h = h
+            let script = app.home + "/held-connection.py"
+            try? FileManager.default.removeItem(atPath: script)
+            try FileManager.default.copyItem(atPath: Harness.packageRoot + "/Tests/Support/held-connection.py", toPath: script)
+            fifo = app.home + "/commands"
+            unlink(fifo)
+            guard mkfifo(fifo, 0o600) == 0 else { throw FerryError(.failed, "mkfifo \(fifo)") }
+            output = h.root + "/held.out"
+            _ = try app.spawn(["/usr/bin/python3", script, fifo], output: output)
+            let out = output
+            var line = ""
+            try h.eventually("the app's connection") {
+                line = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+                return line.hasSuffix("\n")
+            }
+            pid = try #require(Int32(line.split(separator: " ").last?.filter(\.isNumber) ?? ""), "\(line)")
+        }
+
+        func send(_ command: String) throws {
+            let f = try #require(FileHandle(forWritingAtPath: fifo))
+            f.write(Data((command + "\n").utf8))
+            try f.close()
+        }
+
+        var printed: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+
+        /// The parent goes; the child keeps the connection.
+        func fork() throws {
+            try send("fork")
+            try h.eventually("the parent gone") { printed.contains("child ") && kill(pid, 0) != 0 }
+        }
+
+        /// GetStatus from the child: what the agent answered.
+        func call() throws -> String {
+            try send("call")
+            try h.eventually("the answer") { printed.contains("reply") || printed.contains("error") }
+            return printed
+        }
+    }
+
+    /// A host process that takes `pid` (the kernel hands out ns_last_pid + 1 next), or nil if
+    /// another process took it first every time.
+    static func hostProcess(taking pid: Int32, _ h: Harness) throws -> Process? {
+        for _ in 0..<20 {
+            try "\(pid - 1)".write(toFile: lastPID, atomically: false, encoding: .utf8)
+            let p = try h.spawnWaitable("/usr/bin/sleep", ["300"])
+            if p.processIdentifier == pid { return p }
+            p.terminate()
+        }
+        return nil
+    }
+
+    static var canChoosePIDs: Bool { access(lastPID, W_OK) == 0 }
+
+    /// The agent identifies the app's connection when it joins the bus, while its process is
+    /// the app's: the host process that takes the pid later changes nothing.
+    @Test(.needsBubblewrap, .enabled(if: canChoosePIDs, "needs root to choose the next pid (ns_last_pid)"))
+    func aConnectionIsIdentifiedWhenItJoins() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let held = try HeldConnection(h, in: app)
+        try held.fork()
+        let host = try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
+        defer { host.terminate() }
+        let answer = try held.call()
+        #expect(answer.contains("reply") && !answer.contains(h.state), "the app got the host's status: \(answer)")
+    }
+
+    /// A connection older than the agent is identified at its first call: a process at its pid
+    /// that started after the agent began watching cannot be the one that opened it.
+    @Test(.needsBubblewrap, .enabled(if: canChoosePIDs, "needs root to choose the next pid (ns_last_pid)"))
+    func aProcessNewerThanTheConnectionIsNotTheCaller() throws {
+        let h = try Harness()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let held = try HeldConnection(h, in: app)
+        try h.startAgent()
+        try held.fork()
+        let host = try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
+        defer { host.terminate() }
+        let answer = try held.call()
+        #expect(answer.contains("error") && answer.contains("AccessDenied") && !answer.contains(h.state), "\(answer)")
+    }
+}
