@@ -44,10 +44,13 @@ import Testing
 
         var printed: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
 
-        /// The parent goes; the child keeps the connection.
-        func fork() throws {
+        /// The parent goes; the child keeps the connection. Returns the child's pid.
+        @discardableResult
+        func fork() throws -> Int32 {
             try send("fork")
             try h.eventually("the parent gone") { printed.contains("child ") && kill(pid, 0) != 0 }
+            let line = printed.split(separator: "\n").first { $0.hasPrefix("child ") } ?? ""
+            return Int32(line.dropFirst("child ".count)) ?? -1
         }
 
         /// GetStatus from the child: what the agent answered.
@@ -58,16 +61,10 @@ import Testing
         }
     }
 
-    /// A host process that takes `pid` (the kernel hands out ns_last_pid + 1 next), or nil if
-    /// another process took it first every time.
-    static func hostProcess(taking pid: Int32, _ h: Harness) throws -> Process? {
-        for _ in 0..<20 {
-            try "\(pid - 1)".write(toFile: lastPID, atomically: false, encoding: .utf8)
-            let p = try h.spawnWaitable("/usr/bin/sleep", ["300"])
-            if p.processIdentifier == pid { return p }
-            p.terminate()
-        }
-        return nil
+    /// Makes a host process take `pid` (Tests/Support/take-pid.py); false if others kept taking it.
+    static func hostProcess(taking pid: Int32, _ h: Harness) throws -> Bool {
+        let r = try h.run("/usr/bin/python3", [Harness.packageRoot + "/Tests/Support/take-pid.py", "\(pid)"])
+        return r.stdout.hasPrefix("took")
     }
 
     static var canChoosePIDs: Bool { access(lastPID, W_OK) == 0 }
@@ -80,9 +77,10 @@ import Testing
         try h.startAgent()
         let app = try FakeFlatpak(h, id: SandboxTests.appID)
         let held = try HeldConnection(h, in: app)
-        try held.fork()
-        let host = try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
-        defer { host.terminate() }
+        let child = try held.fork()
+        defer { kill(child, SIGKILL) }
+        try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
+        defer { kill(held.pid, SIGKILL) }
         let answer = try held.call()
         #expect(answer.contains("reply") && !answer.contains(h.state), "the app got the host's status: \(answer)")
     }
@@ -95,9 +93,10 @@ import Testing
         let app = try FakeFlatpak(h, id: SandboxTests.appID)
         let held = try HeldConnection(h, in: app)
         try h.startAgent()
-        try held.fork()
-        let host = try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
-        defer { host.terminate() }
+        let child = try held.fork()
+        defer { kill(child, SIGKILL) }
+        try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
+        defer { kill(held.pid, SIGKILL) }
         let answer = try held.call()
         #expect(answer.contains("error") && answer.contains("AccessDenied") && !answer.contains(h.state), "\(answer)")
     }
