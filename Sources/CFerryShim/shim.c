@@ -104,3 +104,10 @@ static const char agent_xml[] = {
 const char *ferry_agent_interface_xml(void) { return agent_xml; }
 
 void ferry_name_thread(const char *name) { pthread_setname_np(pthread_self(), name); }
+
+long ferry_copy_file_range(int from, long long *from_offset, int to, long long *to_offset, unsigned long length) {
+    off_t in = (off_t)*from_offset, out = (off_t)*to_offset;
+    ssize_t n = copy_file_range(from, &in, to, &out, length, 0);
+    *from_offset = in; *to_offset = out;
+    return n;
+}

@@ -20,4 +20,16 @@ extension Agent {
         }
         return staged
     }
+
+    /// Copies of descriptors handed over for upload that no unfinished task uses: the agent
+    /// stopped while copying, or before the task's end removed its copy. They count against
+    /// their owner's limit, so they go.
+    func removeUnusedUploadCopies() throws {
+        let inUse = try store.uploadFilesInUse(under: state.uploads)
+        guard let names = try? FileManager.default.subpathsOfDirectory(atPath: state.uploads) else { return }
+        for name in names where name.hasSuffix(".upload") {
+            let path = state.uploads + name
+            if !inUse.contains(path) { unlink(path) }
+        }
+    }
 }

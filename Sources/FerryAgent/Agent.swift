@@ -29,6 +29,7 @@ public final class Agent {
     let outbox = BusOutbox()
     /// Checksums, fsyncs and copies of finished files: never on the loop thread.
     private let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
+    private let uploadCopier = DispatchQueue(label: "dev.ferry.agent.upload-copies")
     private lazy var finalizing = FinalizeBatches(worker: fileWorker) { [weak self] results in
         guard let self else { return }
         turn { for (id, result) in results { self.handle(.finalized(task: id, result)) } }
@@ -80,6 +81,7 @@ public final class Agent {
     public func start() throws {
         store = try openStore()
         let staged = removeLeftoversOfCompletedTasks()
+        try removeUnusedUploadCopies()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         let state = AgentStartState(queues: try store.loadEventQueues(), sessions: try store.allSessions(),
@@ -250,8 +252,11 @@ public final class Agent {
     }
 
     /// Runs file work (copying, syncing) off the loop; `then` gets its result back on the loop.
-    func onFileWorker<T>(_ work: @escaping () -> T, then: @escaping (T) -> Void) {
-        fileWorker.async {
+    /// Copies of descriptors handed over for upload, one at a time, beside the file worker.
+    func onUploadCopier<T>(_ work: @escaping () -> T, then: @escaping (T) -> Void) { on(uploadCopier, work, then: then) }
+
+    private func on<T>(_ queue: DispatchQueue, _ work: @escaping () -> T, then: @escaping (T) -> Void) {
+        queue.async {
             let result = work()
             MainLoop.idle { then(result) }
         }

@@ -7,6 +7,8 @@ public struct AgentSettings: Sendable {
     public var core = AgentCore.Settings(stateDirectory: Paths.defaultStateDirectory)
     /// What every transfer is set up with: timeouts, TLS, the state disk's reserve.
     public var transfer = TransferSettings()
+    /// What CreateUploadFromFd may copy into the state folder.
+    public var uploadCopies = UploadCopyLimits()
     /// Global popup switch (sessions may also opt out).
     public var popups = true
     /// Downloads ending within this window share one popup.

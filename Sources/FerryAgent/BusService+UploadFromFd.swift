@@ -9,19 +9,23 @@ extension BusService {
     func uploadFromDescriptor(_ m: Agent1.CreateUploadFromFd, _ c: MethodTable.Context,
                               _ answer: @escaping (Result<Int64, Error>) -> Void) {
         var fd: Int32 = -1
+        var size: Int64 = 0
         var draft = TaskRecord(session: "", url: "", host: "")
         do {
             fd = try Self.descriptor(m.fd)
             draft = try RequestDecoder.upload(url: m.url, m.options)
             _ = try run(.getSession(m.session), c, checkPaths: false)   // its session, before any copying
-            _ = try UploadCopy.check(fd)
+            size = try UploadCopy.check(fd)
         } catch {
             if fd >= 0 { close(fd) }
             return answer(.failure(error))
         }
-        let folder = agent.state.uploads
-        let descriptor = fd
-        agent.onFileWorker({ Result { try UploadCopy.copy(descriptor, into: folder) } }) { [self] copied in
+        let app: String? = if case .sandboxed(let a) = c.caller { a.id } else { nil }
+        let folder = agent.state.uploads(ofApp: app)
+        let rules = UploadCopy.Rules(limits: agent.settings.uploadCopies, reserve: agent.settings.transfer.stateReserve,
+                                     owner: app ?? "the host's programs")
+        let descriptor = fd, seen = size
+        agent.onUploadCopier({ Result { try UploadCopy.copy(descriptor, size: seen, into: folder, rules) } }) { [self] copied in
             answer(Result {
                 let copy = try copied.get()
                 draft.uploadFile = copy.path

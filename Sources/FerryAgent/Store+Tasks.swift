@@ -270,4 +270,14 @@ extension Store {
                 """).integers([session])
         }
     }
+
+    /// Upload files of unfinished tasks that lie under `folder` (the agent's copies).
+    func uploadFilesInUse(under folder: String) throws -> Set<String> {
+        try read { db in
+            Set(try db.prepare("""
+                SELECT upload_file FROM tasks WHERE upload_file IS NOT NULL AND substr(upload_file, 1, length(?1)) = ?1
+                AND state NOT IN ('completed', 'failed', 'canceled')
+                """).texts([folder]))
+        }
+    }
 }

@@ -17,6 +17,9 @@ public struct FerryError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A sandboxed app asked for something outside its sandbox (another app's session, a
         /// host path, a command to run).
         case accessDenied = "AccessDenied"
+        /// A request beyond one of the agent's limits (a batch, a quota, a copy's size): the
+        /// message names the limit and the ferryd option that sets it.
+        case limitExceeded = "LimitExceeded"
     }
     public var kind: Kind
     public var message: String

@@ -23,7 +23,7 @@ public struct SpaceReserve: Sendable, Equatable {
             + "\(Self.mebibytes(reserve(totalBytes: total))) are kept free for the agent's records"
     }
 
-    static func mebibytes(_ bytes: Int64) -> String {
+    public static func mebibytes(_ bytes: Int64) -> String {
         bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }
 }

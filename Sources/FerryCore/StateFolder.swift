@@ -19,6 +19,10 @@ public struct StateFolder: Sendable, Equatable {
     /// Copies of descriptors handed over for upload (CreateUploadFromFd), with a trailing slash;
     /// each goes when its task ends.
     public var uploads: String { path + "/uploads/" }
+    /// The copies one owner holds, counted against its limit: the host's programs', or an app's.
+    public func uploads(ofApp app: String?) -> String {
+        uploads + (app.map { "apps/" + (FileNaming.sanitize($0) ?? "app") } ?? "host") + "/"
+    }
     /// The host's sessions' inboxes, with a trailing slash.
     public var inboxes: String { path + "/inbox/" }
     /// Where a host session's finished files wait for its app.

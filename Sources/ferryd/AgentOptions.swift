@@ -36,6 +36,18 @@ struct AgentOptions: ParsableArguments {
     var stateReservePercent: Double = 1
     @Option(help: "Days after which ended tasks leave the list by themselves (0: never); files stay.")
     var keepEndedDays: Double = 30
+    @Option(help: "MiB of data one file handed over by descriptor (CreateUploadFromFd) may hold; the agent keeps a copy until the upload ends.")
+    var uploadCopyMaxMb: Int64 = 4_096
+    @Option(help: "MiB of such copies one app (or the host's programs together) may hold at once.")
+    var uploadCopiesPerAppMb: Int64 = 8_192
+    @Option(help: "Requests one sandboxed app may send in one CreateDownloads.")
+    var appMaxBatch = 1_000
+    @Option(help: "Unfinished tasks one sandboxed app may have.")
+    var appMaxTasks = 10_000
+    @Option(help: "Sessions one sandboxed app may have open.")
+    var appMaxSessions = 100
+    @Option(help: "Events a sandboxed app may leave unacknowledged and still create tasks.")
+    var appMaxUnacknowledgedEvents = 10_000
     @Option(help: "Log level: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
     var logLevel: Logger.Level = .info
 
@@ -52,6 +64,12 @@ struct AgentOptions: ParsableArguments {
         try check(stateReserveMb >= 0, "state-reserve-mb", stateReserveMb, "0 or more")
         try check((0..<100).contains(stateReservePercent), "state-reserve-percent", stateReservePercent, "0 to less than 100")
         try check(keepEndedDays >= 0 && keepEndedDays <= 36_500, "keep-ended-days", keepEndedDays, "0 (never) to 36500")
+        try check(uploadCopyMaxMb >= 0, "upload-copy-max-mb", uploadCopyMaxMb, "0 or more")
+        try check(uploadCopiesPerAppMb >= 0, "upload-copies-per-app-mb", uploadCopiesPerAppMb, "0 or more")
+        for (option, value) in [("app-max-batch", appMaxBatch), ("app-max-tasks", appMaxTasks), ("app-max-sessions", appMaxSessions),
+                                ("app-max-unacknowledged-events", appMaxUnacknowledgedEvents)] {
+            try check(value >= 1, option, value, "at least 1")
+        }
         for (option, path) in [("state-dir", stateDir), ("download-dir", downloadDir), ("ca-file", caFile)] {
             if let path { try check(path.hasPrefix("/"), option, path, "an absolute path") }
         }
@@ -67,8 +85,13 @@ struct AgentOptions: ParsableArguments {
         s.core.stallSeconds = stallTimeout
         s.core.spaceRecheck = Int64(spaceRecheck * 1_000_000)
         s.core.keepEnded = Int64(keepEndedDays * 86_400 * 1_000_000)
+        s.core.appLimits.batch = appMaxBatch
+        s.core.appLimits.unfinishedTasks = appMaxTasks
+        s.core.appLimits.sessions = appMaxSessions
+        s.core.appLimits.unacknowledgedEvents = appMaxUnacknowledgedEvents
         s.transfer.caInfo = caFile
         s.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
+        s.uploadCopies = UploadCopyLimits(perFileBytes: uploadCopyMaxMb << 20, perOwnerBytes: uploadCopiesPerAppMb << 20)
         s.popups = !noPopups
         s.popupWindowMilliseconds = popupWindowMs
         return s

@@ -161,4 +161,24 @@ import Testing
         let key = try FileManager.default.attributesOfItem(atPath: StateFolder(h.state).resumeKey)
         #expect((key[.posixPermissions] as? Int) == 0o600)
     }
+
+    /// An app's batches, tasks and sessions are bounded (the core's rules are AppLimitsTests'):
+    /// beyond them LimitExceeded names the limit; the host's own calls are not limited.
+    @Test(.needsBubblewrap)
+    func anAppCannotGrowTheAgentWithoutBound() throws {
+        let h = try Harness()
+        try h.startAgent(["--app-max-batch", "2", "--app-max-sessions", "1"])
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let batch = (1...3).map { "('http://127.0.0.1:9/\($0)', {'paused': <true>})" }.joined(separator: ", ")
+        var r = try app.call("CreateDownloads", session, "[\(batch)]")
+        #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.LimitExceeded") && r.stderr.contains("--app-max-batch"), "\(r.stderr)")
+        r = try app.call("OpenSession", session + "2", "{}")
+        #expect(r.status != 0 && r.stderr.contains("dev.ferry.Error.LimitExceeded") && r.stderr.contains("--app-max-sessions"), "\(r.stderr)")
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("host"), .dict([:])])
+        let requests: [Value] = (1...3).map { .tuple([.string("http://127.0.0.1:9/\($0)"), .dict(["paused": .bool(true)])]) }
+        #expect(try c.call("CreateDownloads", [.string("host"), .array(requests, elementType: "(sa{sv})")]).first != nil)
+    }
 }

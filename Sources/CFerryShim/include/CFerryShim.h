@@ -64,4 +64,8 @@ long ferry_dirty_pages(int fd);
 /// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
 const char *ferry_agent_interface_xml(void);
 
+/// copy_file_range(2) (declared only under _GNU_SOURCE): the kernel copies between two files
+/// at the given offsets, advancing them.
+long ferry_copy_file_range(int from, long long *from_offset, int to, long long *to_offset, unsigned long length);
+
 #endif

@@ -38,6 +38,7 @@ extension AgentCore {
                 throw FerryError(.accessDenied, "session '\(id.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).' (ASCII)")
             }
             try own(id)
+            if sessions.configs[id] == nil { try settings.appLimits.admitSession(open: mine.count, app: app.id) }
             return try openSession(id, options, peer: peer, app: app, ledger)
         case .createTasks(let session, _), .createFromResumeData(let session, _, _, _):
             // Talking to the agent must not give an app the network its sandbox does not have.
@@ -45,6 +46,7 @@ extension AgentCore {
                 throw FerryError(.accessDenied, "\(app.id) has no network permission (Flatpak: --share=network), so the agent fetches nothing for it")
             }
             try own(session)
+            try admitTasks(r.newTasks, app, mine, ledger)
             // Resume data names the task whose kept bytes it continues: only the app's own.
             if case .createFromResumeData(_, let data, _, _) = r {
                 guard data.signedByAgent else {
@@ -93,4 +95,13 @@ extension AgentCore {
 
     /// The sandboxed app a session belongs to (empty: the host's).
     public func app(ofSession session: String) -> String { sessions.app(session) }
+
+    /// Within the app's limits with `new` more tasks (its sessions: `mine`).
+    private func admitTasks(_ new: Int, _ app: SandboxedApp, _ mine: [String], _ ledger: AgentLedger) throws {
+        let counts = try ledger.countsByState(sessions: mine)
+        let ended: Set<String> = [TaskState.completed.rawValue, TaskState.failed.rawValue, TaskState.canceled.rawValue]
+        let unfinished = counts.filter { !ended.contains($0.key) }.values.reduce(0, +)
+        let unacknowledged = mine.reduce(0) { $0 + (sessions.queues[$1]?.count ?? 0) }
+        try settings.appLimits.admitTasks(new, unfinished: unfinished, unacknowledged: unacknowledged, app: app.id)
+    }
 }

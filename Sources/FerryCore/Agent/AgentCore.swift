@@ -25,6 +25,8 @@ public struct AgentCore: Sendable {
         public var spaceRecheck: Int64 = 30_000_000
         /// Ended tasks leave the list after this long, µs (0: never).
         public var keepEnded: Int64 = 30 * 86_400 * 1_000_000
+        /// What one sandboxed app may hold at once.
+        public var appLimits = AppLimits()
         public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
 
