@@ -6,6 +6,8 @@
 #include <sys/epoll.h>
 #include <pthread.h>
 #include <sys/vfs.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 
 CURLcode ferry_easy_setopt_long(CURL *e, CURLoption o, long v) { return curl_easy_setopt(e, o, v); }
 CURLcode ferry_easy_setopt_off(CURL *e, CURLoption o, curl_off_t v) { return curl_easy_setopt(e, o, v); }
@@ -111,3 +113,10 @@ long ferry_copy_file_range(int from, long long *from_offset, int to, long long *
     *from_offset = in; *to_offset = out;
     return n;
 }
+
+int ferry_openat2(int dirfd, const char *path, int flags, unsigned mode, unsigned long long resolve) {
+    struct open_how how = { .flags = (unsigned long long)flags, .mode = mode, .resolve = resolve };
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+unsigned long long ferry_resolve_no_links(void) { return RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS; }
+unsigned long long ferry_resolve_beneath(void) { return RESOLVE_BENEATH; }

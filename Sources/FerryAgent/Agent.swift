@@ -229,7 +229,7 @@ public final class Agent {
             transfers.start(r, plan, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
         case .dropConnections: transfers.dropConnections()
-        case .finalize(let r, let dir): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory)
+        case .finalize(let r, let dir, let confined): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory, confined: confined)
         case .discardBytes(let id):
             unlink(state.staged(id))
             unlink(state.quarantined(id))
@@ -264,8 +264,8 @@ public final class Agent {
 
     /// Verifies and moves a finished file on the worker thread; results come back to the loop
     /// in batches, one turn each.
-    private func finalize(_ r: TaskRecord, defaultDirectory: String) {
-        finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory))
+    private func finalize(_ r: TaskRecord, defaultDirectory: String, confined: Bool) {
+        finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory, confined: confined))
     }
 
     private func launch(_ session: String, _ target: LaunchTarget) {

@@ -41,10 +41,7 @@ extension BusService {
                                                             destinationGiven: draft.directory != nil || draft.output != nil)
             return try run(request, c).expect("a task") { $0.taskID }
         }
-        t.on(Agent1.CreateUpload.self) { [unowned self] m, c in
-            let draft = try RequestDecoder.upload(url: m.url, file: m.file, m.options)
-            return try run(.createTasks(session: m.session, [draft]), c).expect("a task") { $0.taskID }
-        }
+        t.later(Agent1.CreateUpload.self) { [unowned self] m, c, answer in upload(m, c, answer) }
         t.later(Agent1.CreateUploadFromFd.self) { [unowned self] m, c, answer in uploadFromDescriptor(m, c, answer) }
 
         t.on(Agent1.ListTasks.self) { [unowned self] m, c in try infos(run(.listTasks(session: m.session, after: m.after, limit: m.limit), c)) }
@@ -77,8 +74,7 @@ extension BusService {
     /// an uploaded descriptor), and the core sees whose request it is.
     func run(_ request: AgentRequest, _ c: MethodTable.Context, checkPaths: Bool = true) throws -> AgentReply {
         guard case .sandboxed(let app) = c.caller else { return try agent.request(request) }
-        if checkPaths { try SandboxPaths.check(request, app) }
-        return try agent.request(.sandboxed(app, request))
+        return try agent.request(.sandboxed(app, checkPaths ? try SandboxPaths.resolve(request, app) : request))
     }
 
     private func info(_ r: TaskRecord) -> TaskInfo { TaskInfo(r, app: agent.app(ofSession: r.session)) }
@@ -88,11 +84,13 @@ extension BusService {
         try AgentCore.validateSessionIdentifier(m.identifier)
         let options = try RequestDecoder.sessionOptions(m.options)
         // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
-        let inbox: String
-        if case .sandboxed(let app) = c.caller { inbox = StateFolder.appInbox(appHome: app.home, session: m.identifier) } else {
-            inbox = agent.state.inbox(m.identifier)
+        if case .sandboxed(let app) = c.caller {
+            // The app owns the folders on the way: made one by one, none through a link.
+            _ = try ConfinedFolder(StateFolder.appInbox(appHome: app.home, session: m.identifier), creatingBelow: app.home)
+        } else {
+            let inbox = agent.state.inbox(m.identifier)
+            guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
         }
-        guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
         guard case .session(let id, let created, let latest, let given) = try run(.openSession(m.identifier, options, peer: c.sender), c) else {
             throw FerryError(.failed, "internal error: OpenSession got no session")
         }

@@ -1,37 +1,72 @@
+import CFerryShim
 import FerryBus
 import FerryCore
 import Glibc
 
-/// CreateUploadFromFd: how a sandboxed app (which may not name host paths) hands over a file.
+/// Uploads whose bytes the agent keeps a copy of: CreateUploadFromFd (how a sandboxed app, which
+/// may not name host paths, hands over a file), and a sandboxed app's CreateUpload by path (the
+/// file is opened once, now, and copied: never reopened by a name the app could swap later).
 /// Everything that needs no copy is checked first; the copy is made off the loop; the task is
 /// created, and the call answered, once the copy is synced.
 extension BusService {
     func uploadFromDescriptor(_ m: Agent1.CreateUploadFromFd, _ c: MethodTable.Context,
                               _ answer: @escaping (Result<Int64, Error>) -> Void) {
         var fd: Int32 = -1
-        var size: Int64 = 0
-        var draft = TaskRecord(session: "", url: "", host: "")
         do {
             fd = try Self.descriptor(m.fd)
-            draft = try RequestDecoder.upload(url: m.url, m.options)
-            _ = try run(.getSession(m.session), c, checkPaths: false)   // its session, before any copying
-            size = try UploadCopy.check(fd)
+            let draft = try RequestDecoder.upload(url: m.url, m.options)
+            keepCopy(of: fd, size: try UploadCopy.check(fd), draft, session: m.session, c, answer)
         } catch {
             if fd >= 0 { close(fd) }
+            answer(.failure(error))
+        }
+    }
+
+    func upload(_ m: Agent1.CreateUpload, _ c: MethodTable.Context, _ answer: @escaping (Result<Int64, Error>) -> Void) {
+        var fd: Int32 = -1
+        do {
+            let draft = try RequestDecoder.upload(url: m.url, file: m.file, m.options)
+            guard case .sandboxed(let app) = c.caller else {
+                return answer(.success(try run(.createTasks(session: m.session, [draft]), c).expect("a task") { $0.taskID }))
+            }
+            guard case .createTasks(_, let checked) = try SandboxPaths.resolve(.createTasks(session: m.session, [draft]), app),
+                  var kept = checked.first, let file = kept.uploadFile else {
+                throw FerryError(.failed, "internal error: the upload file was not checked")
+            }
+            // Opened along the path it was allowed, no link on the way.
+            fd = ferry_openat2(AT_FDCWD, file, O_RDONLY | O_CLOEXEC, 0, ferry_resolve_no_links())
+            guard fd >= 0 else {
+                throw FerryError(.accessDenied, "upload of \(m.file) refused: it changed (a link?) while it was being checked")
+            }
+            kept.uploadFile = nil
+            keepCopy(of: fd, size: try UploadCopy.check(fd), kept, session: m.session, c, answer)
+        } catch {
+            if fd >= 0 { close(fd) }
+            answer(.failure(error))
+        }
+    }
+
+    /// Copies `fd` (which it closes) into the owner's folder off the loop, then creates the task.
+    private func keepCopy(of fd: Int32, size: Int64, _ draft: TaskRecord, session: String, _ c: MethodTable.Context,
+                          _ answer: @escaping (Result<Int64, Error>) -> Void) {
+        do {
+            _ = try run(.getSession(session), c, checkPaths: false)   // its session, before any copying
+        } catch {
+            close(fd)
             return answer(.failure(error))
         }
         let app: String? = if case .sandboxed(let a) = c.caller { a.id } else { nil }
         let folder = agent.state.uploads(ofApp: app)
         let rules = UploadCopy.Rules(limits: agent.settings.uploadCopies, reserve: agent.settings.transfer.stateReserve,
                                      owner: app ?? "the host's programs")
-        let descriptor = fd, seen = size
-        agent.onUploadCopier({ Result { try UploadCopy.copy(descriptor, size: seen, into: folder, rules) } }) { [self] copied in
+        agent.onUploadCopier({ Result { try UploadCopy.copy(fd, size: size, into: folder, rules) } }) { [self] copied in
             answer(Result {
                 let copy = try copied.get()
+                var draft = draft
                 draft.uploadFile = copy.path
                 draft.expected = copy.size
                 do {
-                    return try run(.createTasks(session: m.session, [draft]), c, checkPaths: false).expect("a task") { $0.taskID }
+                    return try run(.createTasks(session: session, [draft]), c, checkPaths: false).expect("a task") { $0.taskID }
                 } catch {
                     unlink(copy.path)
                     throw error

@@ -20,22 +20,39 @@ enum Finalizer {
     static func copyName(directory: String, task: Int64) -> String { directory + "/.ferry-\(task).part" }
 
     /// The folder is not fsynced here: `FinalizeBatches` syncs each folder once per batch.
-    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String) throws -> Saved {
+    /// `confined`: a sandboxed app's file; its folder is opened along the resolved path it was
+    /// allowed, no link on the way, and everything happens through that descriptor.
+    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String, confined: Bool) throws -> Saved {
         if let expected = r.sha256 {
             let actual = try sha256(of: staging)
             guard actual == expected.lowercased() else {
                 throw Failure(name: "ChecksumMismatch", message: "SHA-256 mismatch: expected \(expected.lowercased()), got \(actual)")
             }
         }
-        let directory: String
+        let asked: String
         let name: String
         if let output = r.output {
-            directory = PathName.folder(of: output)
+            asked = PathName.folder(of: output)
             name = PathName.lastName(of: output)
         } else {
-            directory = r.directory ?? defaultDirectory
+            asked = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)
         }
+        var pinned: ConfinedFolder?
+        if confined {
+            do { pinned = try ConfinedFolder(asked) } catch let e as FerryError { throw Failure(name: "InvalidDestination", message: e.message) }
+        }
+        guard let pinned else { return try save(staging, r, into: asked, as: name) }
+        // Names through the descriptor mean nothing once it is closed: the user's names go out.
+        do {
+            let saved = try save(staging, r, into: pinned.pinned, as: name)
+            return Saved(path: pinned.shown(saved.path), cleanup: saved.cleanup.map(pinned.shown))
+        } catch let f as Failure {
+            throw Failure(name: f.name, message: f.message.replacing(pinned.pinned, with: asked))
+        }
+    }
+
+    private static func save(_ staging: String, _ r: TaskRecord, into directory: String, as name: String) throws -> Saved {
         guard let folder = Paths.writableDirectory(directory) else {
             throw Failure(name: "InvalidDestination", message: "destination folder \(directory) does not exist or is not writable")
         }

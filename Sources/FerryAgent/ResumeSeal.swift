@@ -1,3 +1,4 @@
+import CFerryShim
 import CGLib
 import FerryCore
 import Glibc

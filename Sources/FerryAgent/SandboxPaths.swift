@@ -4,33 +4,42 @@ import FoundationEssentials
 
 /// The paths in a sandboxed app's request must be ones its sandbox lets it write (destinations)
 /// or read (uploads): its own folder or one its `filesystems=` grants. Checked on the resolved
-/// path, so a symlink inside its folder cannot point the agent elsewhere.
+/// path, and the request goes on with the resolved paths: when the file is saved, days later
+/// perhaps, its folder is opened along that exact path with no link allowed on the way
+/// (`ConfinedFolder`), so a folder the app swaps for a link meanwhile leads nowhere.
 enum SandboxPaths {
-    static func check(_ request: AgentRequest, _ app: SandboxedApp) throws {
+    static func resolve(_ request: AgentRequest, _ app: SandboxedApp) throws -> AgentRequest {
         switch request {
-        case .openSession(_, let options, _):
-            if let dir = options.defaultDirectory { try writable(dir, app, "default-directory") }
-        case .createTasks(_, let drafts):
-            for d in drafts {
-                if let file = d.uploadFile {
-                    guard let real = CallerIdentity.resolvedIfPossible(file), app.mayWrite(real) else {
-                        throw FerryError(.accessDenied, "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders (\(app.writable.joined(separator: ", ")))")
-                    }
-                }
-                if let dir = d.directory { try writable(dir, app, "directory") }
-                if let out = d.output { try writable(PathName.folder(of: out), app, "output") }
-            }
-        case .createFromResumeData(_, _, let draft, _):
-            if let dir = draft.directory { try writable(dir, app, "directory") }
-            if let out = draft.output { try writable(PathName.folder(of: out), app, "output") }
+        case .openSession(let id, var options, let peer):
+            if let dir = options.defaultDirectory { options.defaultDirectory = try writable(dir, app, "default-directory") }
+            return .openSession(id, options, peer: peer)
+        case .createTasks(let session, let drafts):
+            return .createTasks(session: session, try drafts.map { try resolved($0, app) })
+        case .createFromResumeData(let session, let data, let draft, let given):
+            return .createFromResumeData(session: session, data, try resolved(draft, app), destinationGiven: given)
         default:
-            break
+            return request
         }
     }
 
-    private static func writable(_ folder: String, _ app: SandboxedApp, _ option: String) throws {
+    private static func resolved(_ draft: TaskRecord, _ app: SandboxedApp) throws -> TaskRecord {
+        var d = draft
+        if let file = d.uploadFile {
+            guard let real = CallerIdentity.resolvedIfPossible(file), app.mayWrite(real) else {
+                throw FerryError(.accessDenied, "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders (\(app.writable.joined(separator: ", ")))")
+            }
+            d.uploadFile = real
+        }
+        if let dir = d.directory { d.directory = try writable(dir, app, "directory") }
+        if let out = d.output { d.output = try writable(PathName.folder(of: out), app, "output") + "/" + PathName.lastName(of: out) }
+        return d
+    }
+
+    /// The folder resolved, if the app may write there.
+    private static func writable(_ folder: String, _ app: SandboxedApp, _ option: String) throws -> String {
         guard let real = CallerIdentity.resolvedIfPossible(folder), app.mayWrite(real) else {
             throw FerryError(.accessDenied, "\(option) \(folder) refused: \(app.id) is sandboxed and may write only to \(app.writable.joined(separator: ", "))")
         }
+        return real
     }
 }

@@ -44,7 +44,7 @@ import Testing
         try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 10)))
         try d.run(.progressed(task: id, received: 10))
         let ended = try d.run(.transferEnded(task: id, received: 10, ok))
-        let finalize = ended.contains { if case .finalize(let r, nil) = $0 { return r.id == id } else { return false } }
+        let finalize = ended.contains { if case .finalize(let r, nil, _) = $0 { return r.id == id } else { return false } }
         #expect(finalize)
         // Being saved: it can no longer be paused or canceled.
         #expect(throws: FerryError.self) { try d.request(.pause(id)) }
@@ -383,7 +383,7 @@ import Testing
             let id = try d.download("http://a/f")
             try d.wake(.schedule)
             let ended = try d.run(.transferEnded(task: id, received: 0, ok))
-            return ended.lazy.compactMap { if case .finalize(_, let dir) = $0 { return .some(dir) } else { return nil } }.first
+            return ended.lazy.compactMap { if case .finalize(_, let dir, _) = $0 { return .some(dir) } else { return nil } }.first
         }
         #expect(try finalizeDirectory(ferryd: "/f", session: "/s") == .some("/f"))
         #expect(try finalizeDirectory(ferryd: nil, session: "/s") == .some("/s"))

@@ -64,6 +64,13 @@ long ferry_dirty_pages(int fd);
 /// The D-Bus interface XML (desktop/dev.ferry.Agent1.xml), compiled in.
 const char *ferry_agent_interface_xml(void);
 
+/// openat2(2) (no glibc wrapper): opens `path` relative to `dirfd` with `resolve` (RESOLVE_*
+/// flags of <linux/openat2.h>) limiting how the path may be followed. -1 and errno on failure.
+int ferry_openat2(int dirfd, const char *path, int flags, unsigned mode, unsigned long long resolve);
+/// RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, and RESOLVE_BENEATH.
+unsigned long long ferry_resolve_no_links(void);
+unsigned long long ferry_resolve_beneath(void);
+
 /// copy_file_range(2) (declared only under _GNU_SOURCE): the kernel copies between two files
 /// at the given offsets, advancing them.
 long ferry_copy_file_range(int from, long long *from_offset, int to, long long *to_offset, unsigned long length);

@@ -64,7 +64,7 @@ extension AgentCore {
                     // A sandboxed app's files stay where it can read them: its default or its inbox.
                     let c = config(r.session)
                     let dir = c.app.isEmpty ? settings.downloadDirectory ?? c.defaultDirectory : c.defaultDirectory ?? inbox(r.session, c)
-                    out.append(.finalize(r, defaultDirectory: dir))
+                    out.append(.finalize(r, defaultDirectory: dir, confined: !c.app.isEmpty))
                 }
             case .scheduleRetry(let at):
                 wake(.retry, noLaterThan: at, due: \.retryDueAt)

@@ -12,7 +12,9 @@ public enum AgentEffect: Sendable, Equatable {
     /// Close cached connections: the network they ran over came or went.
     case dropConnections
     /// Verify and move a finished download into place; nil directory: the user's Downloads folder.
-    case finalize(TaskRecord, defaultDirectory: String?)
+    /// `confined`: a sandboxed app's, whose folder is opened along its resolved path with no
+    /// link on the way (the app may have swapped one in since it was allowed).
+    case finalize(TaskRecord, defaultDirectory: String?, confined: Bool)
     /// Remove a task's kept partial or quarantined bytes (never a delivered file).
     case discardBytes(Int64)
     case quarantine(Int64)
