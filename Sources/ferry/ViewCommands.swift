@@ -14,7 +14,11 @@ struct View: ParsableCommand {
         try reportingErrors {
             let agent = try AgentConnection()
             if !terminal && !watch, DownloadsWindowLauncher.displayAvailable, let window = DownloadsWindowLauncher.executable {
-                DownloadsWindowLauncher.exec(window)   // returns only if the exec failed: the text view follows
+                if DisplayProbe.reachable {
+                    DownloadsWindowLauncher.exec(window)   // returns only if the exec failed: the text view follows
+                } else {
+                    Output.error("the graphical display ($DISPLAY / $WAYLAND_DISPLAY) cannot be reached; showing the text view")
+                }
             }
             try agent.api.resetBadge()
             let live = try LiveTasks(agent, session: nil)

@@ -167,4 +167,21 @@ import Testing
         #expect(h.agentLog.components(separatedBy: "no notification server").count == 2, "logged once")
         #expect(h.agent?.isRunning == true)
     }
+
+    /// A $DISPLAY no server answers (a stale one over SSH): the text view, said once on stderr,
+    /// and the badge reset, instead of GTK's "cannot open display".
+    @Test func anUnreachableDisplayGivesTheTextView() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("notes.txt", size: 500)
+        #expect(try h.ferry("download", h.faultURL("notes.txt"), "--wait").status == 0)
+        #expect(try badge(h) == 1)
+        var free = 90
+        while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(free)") { free += 1 }
+        let view = try h.run(Harness.ferry, ["view"], environment: ["DISPLAY": ":\(free)", "WAYLAND_DISPLAY": ""])
+        #expect(view.status == 0 && view.stdout.contains(h.downloads + "/notes.txt"), "\(view.stdout) \(view.stderr)")
+        #expect(view.stderr.contains("cannot be reached"), "\(view.stderr)")
+        #expect(try badge(h) == 0)
+    }
 }
