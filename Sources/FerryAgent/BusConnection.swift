@@ -50,6 +50,7 @@ final class BusConnection: @unchecked Sendable {
         let s = g_source_new(Self.funcs, guint(size))!
         (UnsafeMutableRawPointer(s) + MemoryLayout<GSource>.size).storeBytes(of: Unmanaged.passUnretained(self).toOpaque(), as: UnsafeMutableRawPointer.self)
         tag = g_source_add_unix_fd(s, sd_bus_get_fd(bus), G_IO_IN)
+        sd_bus_add_filter(bus, nil, Self.peerCalls, Unmanaged.passUnretained(self).toOpaque())
         g_source_set_name(s, "ferry-bus")
         g_source_attach(s, nil)
         source = s
@@ -146,6 +147,15 @@ final class BusConnection: @unchecked Sendable {
     private static let replied: sd_bus_message_handler_t = { m, user, _ in
         let ticket = Unmanaged<ReplyTicket>.fromOpaque(user!).takeRetainedValue()
         ticket.connection.received.append(.reply(ticket.token, sd_bus_message_ref(m)!))
+        return 1
+    }
+
+    /// sd-bus answers org.freedesktop.DBus.Peer itself, whatever the arguments: its filter runs
+    /// first (inside `sd_bus_process`, with `lock` held) and only hands the call over, to be
+    /// routed, signature checked, like every other.
+    private static let peerCalls: sd_bus_message_handler_t = { m, user, _ in
+        guard let m, sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Peer", nil) > 0 else { return 0 }
+        Unmanaged<BusConnection>.fromOpaque(user!).takeUnretainedValue().received.append(.message(sd_bus_message_ref(m)!))
         return 1
     }
 

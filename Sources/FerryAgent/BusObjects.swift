@@ -1,12 +1,13 @@
 import CFerryShim
 import CGLib
+import CSystemd
 import FerryBus
 import FerryCore
 
 /// The objects the agent exports and how a method call to them is routed: dev.ferry.Agent1's
 /// methods (their argument types checked against the interface XML compiled in from
 /// desktop/dev.ferry.Agent1.xml), its `Version` property, the LauncherEntry's `Query`, and
-/// introspection of both and of the paths above them. sd-bus answers org.freedesktop.DBus.Peer.
+/// introspection of both and of the paths above them. org.freedesktop.DBus.Peer on any path.
 struct BusObjects {
     enum Route {
         /// A dev.ferry.Agent1 method, its arguments of the types the XML gives.
@@ -25,6 +26,14 @@ struct BusObjects {
 
     private static let properties = "org.freedesktop.DBus.Properties"
     private static let introspectable = "org.freedesktop.DBus.Introspectable"
+    private static let peer = "org.freedesktop.DBus.Peer"
+    /// /etc/machine-id, as Peer.GetMachineId gives it.
+    private static let machineID: String = {
+        var id = sd_id128_t()
+        guard sd_id128_get_machine(&id) >= 0 else { return "" }
+        let hex = Array("0123456789abcdef")
+        return withUnsafeBytes(of: id.bytes) { String($0.flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }) }
+    }()
     private static let standardInterfaces = """
           <interface name="org.freedesktop.DBus.Properties">
             <method name="Get"><arg type="s" name="interface_name" direction="in"/><arg type="s" name="property_name" direction="in"/><arg type="v" name="value" direction="out"/></method>
@@ -109,6 +118,15 @@ struct BusObjects {
 
     func route(_ m: BusMessage, launcherProperties: () -> [Value]) -> Route {
         let path = m.path ?? "", member = m.member ?? ""
+        // Peer is answered on any path (BusConnection takes it from sd-bus, which ignores arguments).
+        if m.interface == Self.peer {
+            guard member == "Ping" || member == "GetMachineId" else { return Self.unknownMethod(member, Self.peer) }
+            guard m.signature.isEmpty else {
+                return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                               message: "Type of message, “(\(m.signature))”, does not match expected type “()”")
+            }
+            return .answer(member == "Ping" ? [] : [.string(Self.machineID)])
+        }
         guard let served = signatures[path] else {
             if m.interface == Self.introspectable && member == "Introspect", let children = Self.ancestors[path] {
                 return .answer([.string(Self.doctype + "<node>\n" + children.map { "  <node name=\"\($0)\"/>\n" }.joined() + "</node>\n")])
@@ -128,7 +146,7 @@ struct BusObjects {
         case Self.properties: return property(member, m.values(), own: own)
         case BusNames.interface: return .agentMethod(member)
         case LauncherEntry.interface: return .answer(launcherProperties())
-        default: return Self.unknownMethod(member, interface)   // Peer: sd-bus answers it before us
+        default: return Self.unknownMethod(member, interface)
         }
     }
 

@@ -426,7 +426,26 @@ import Testing
         #expect(try call(launcher, unity, "Query", []).first?.stringValue == "application://ferry.desktop")
         #expect(try call(launcher, properties, "GetAll", [.string(unity)]) == [.dict([:])])
         _ = try call(BusNames.path, "org.freedesktop.DBus.Peer", "Ping", [])
+        if let machine = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) {
+            #expect(try call(launcher, "org.freedesktop.DBus.Peer", "GetMachineId", []) == [.string(machine)])
+        }
         #expect(try call(BusNames.path, BusNames.interface, "GetStatus", []).first?.dictValue?["version"] != nil)
+        // Every method of every object, as each introspects itself, with one argument too many.
+        var checked = 0
+        for path in [BusNames.path, launcher, "/dev/ferry", "/"] {
+            let xml = try #require(try call(path, "org.freedesktop.DBus.Introspectable", "Introspect", []).first?.stringValue)
+            for interface in xml.components(separatedBy: "<interface name=\"").dropFirst() {
+                let name = String(interface.prefix { $0 != "\"" })
+                for method in interface.components(separatedBy: "<method name=\"").dropFirst() {
+                    let body = method.components(separatedBy: "</method>").first ?? method
+                    let inputs = body.components(separatedBy: "direction=\"in\"").count - 1
+                    let member = String(method.prefix { $0 != "\"" })
+                    refused(path, name, member, Array(repeating: .uint32(0), count: inputs + 1), "InvalidArgs")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 30, "only \(checked) methods introspected")
     }
 
     /// The typed layer names exactly the XML's methods and signals, and clients call the agent
