@@ -20,8 +20,10 @@ public final class BusService {
     let identity = CallerIdentity()
     /// Every reply and signal leaves through the agent's outbox, in order.
     var outbox: BusOutbox { agent.outbox }
-    private var onOutcome: (Outcome) -> Void = { _ in }
-    private var acquired = false
+    var onOutcome: (Outcome) -> Void = { _ in }
+    var acquired = false
+    /// Where claiming dev.ferry.Agent1 stands (BusService+Name).
+    var claim = NameClaim.asking
 
     public init(agent: Agent, logger: Logger) throws {
         self.agent = agent
@@ -58,22 +60,7 @@ public final class BusService {
                timeoutMilliseconds: 25_000) { [unowned self] result in
             if case .success = result { identity.watching() }
         }
-        // DBUS_NAME_FLAG_ALLOW_REPLACEMENT | DO_NOT_QUEUE, and REPLACE_EXISTING with --replace.
-        let flags: UInt32 = 1 | 4 | (replace ? 2 : 0)
-        c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "RequestName", [.string(BusNames.agent), .uint32(flags)],
-               timeoutMilliseconds: 25_000) { [unowned self] result in
-            // 1: the primary owner now; 4: already was. 3: another owns it (not queued).
-            guard case .success(let reply) = result, let code = BusReader.read(reply, "RequestName", { try $0.count() }),
-                  code == 1 || code == 4 else {
-                if case .failure(let e) = result { log.error("cannot own \(BusNames.agent): \(e)") }
-                onOutcome(c.isClosed ? .noBus : .nameTaken)
-                return
-            }
-            acquired = true
-            onOutcome(.acquired)
-            LauncherEntry.dockIsThere(c) { [weak self] in self?.publishLauncher() }
-            AppSpawner.warmSessionBus()
-        }
+        claimName(on: c, replace: replace)
     }
 
     public func flush() {
@@ -100,6 +87,8 @@ public final class BusService {
                     identity.forget(name)
                     agent.feed(.peerLeft(name))
                 }
+            case "NameAcquired" where BusReader.read(args, "NameAcquired", { try $0.string() }) == BusNames.agent:
+                nameAcquired()
             case "NameLost" where BusReader.read(args, "NameLost", { try $0.string() }) == BusNames.agent && acquired:
                 acquired = false
                 onOutcome(.nameTaken)   // replaced by `ferryd --replace`

@@ -306,6 +306,25 @@ import Testing
         #expect(try h.client().call("GetStatus").first?.dictValue?["pid"]?.int64Value == Int64(h.agent!.processIdentifier))
     }
 
+    /// An agent started while the last one is still going away (a restart, an upgrade): the old
+    /// connection still owns the name but no longer answers. The new agent waits for the name
+    /// instead of refusing to start. (The old one is stopped with SIGSTOP: it keeps its
+    /// connection and answers nothing, as an agent past its loop does.)
+    @Test func aRestartedAgentWaitsForTheOneGoingAway() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let old = try #require(h.agent)
+        kill(old.processIdentifier, SIGSTOP)
+        let log = h.root + "/new.log"
+        let new = try h.spawnWaitable(Harness.ferryd, ["--state-dir", h.state, "--log-level", "info"], errors: log)
+        try h.eventually("the new agent waits") { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("does not answer") }
+        kill(old.processIdentifier, SIGKILL)
+        try h.eventually("the new agent owns the name") {
+            try AgentProxy(h.client()).status().pid == Int64(new.processIdentifier)
+        }
+        #expect(new.isRunning)
+    }
+
     /// Another login of the same user has its own session bus, and its agent the same state
     /// folder: it must not run this agent's tasks too. It stops, saying why; this one goes on.
     @Test func anAgentOnAnotherBusCannotTakeTheSameStore() throws {
