@@ -157,8 +157,7 @@ struct BusMessage {
             return close()
         case .dict(let d):
             guard open(Self.a, "{sv}") else { return false }
-            for key in d.keys.sorted() {   // in key order, as GLib's builders and GDBus clients print them
-                let item = d[key]!
+            for (key, item) in d.sorted(by: { $0.key < $1.key }) {   // in key order, as GLib's builders and GDBus clients print them
                 guard open(Self.e, "sv"), string(key), open(Self.v, item.typeString), append(item), close(), close() else { return false }
             }
             return close()

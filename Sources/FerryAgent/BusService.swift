@@ -85,7 +85,7 @@ public final class BusService {
                 } else if name.hasPrefix(":"), owner.isEmpty {
                     // Clients that leave the bus are no longer connected to their sessions.
                     identity.forget(name)
-                    agent.feed(.peerLeft(name))
+                    if acquired { agent.feed(.peerLeft(name)) }   // before, the agent has not started: no client of its yet
                 }
             case "NameAcquired" where BusReader.read(args, "NameAcquired", { try $0.string() }) == BusNames.agent:
                 nameAcquired()
