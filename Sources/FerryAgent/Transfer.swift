@@ -3,17 +3,6 @@ import CFerryShim
 import FerryCore
 import Glibc
 
-/// Settings that apply to every transfer.
-public struct TransferSettings: Sendable {
-    public var connectTimeoutSeconds: Int = 30
-    public var maxRedirects: Int = 10
-    public var bufferSize: Int = 512 * 1024
-    public var caInfo: String? = nil
-    /// Free space kept on the disk of the staging folder (the store lives there too).
-    public var stateReserve = SpaceReserve()
-    public init() {}
-}
-
 /// A transfer that could not start (its errno decides: ENOSPC waits for space).
 struct TransferStartFailure: Error {
     var errno: Int32
@@ -46,6 +35,11 @@ final class Transfer {
     /// Curl moved bytes for this transfer since the agent last looked; `onTouched` tells the
     /// agent once per round, so a round looks at the transfers it moved, not at all 500.
     var touched = false
+    /// Bytes taken this round; past `roundBudget` (about 5 ms of writes) it pauses, `yielded`,
+    /// until the loop has served its other sources: from a fast server curl reads up to 100
+    /// buffers (50 MiB) in one call, which held every D-Bus call for 100-200 ms.
+    var roundBytes = 0, yielded = false
+    static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
     private(set) var bytesThisAttempt: Int64 = 0
     private(set) var writeErrno: Int32?
@@ -251,6 +245,11 @@ final class Transfer {
         }
         // Refused by the core, or an earlier flush failed: abort with CURLE_WRITE_ERROR.
         if rejection != nil || writeErrno != nil { return 0 }
+        if roundBytes >= Self.roundBudget {   // the loop's other sources first (Transfers resumes it)
+            yielded = true
+            return Self.pauseWriting
+        }
+        roundBytes += length
         if pendingCount + length > pending.count {
             guard flush() else { return 0 }
         }

@@ -52,7 +52,10 @@ final class Transfers {
             for t in moved where running[t.taskID] === t {
                 t.touched = false
                 absorb(t)
+                if !t.yielded { t.roundBytes = 0 }   // a new round, a new share
             }
+            let yielded = moved.filter { $0.yielded && running[$0.taskID] === $0 }
+            if !yielded.isEmpty { resumeNextTurn(yielded) }
         }
         made.onDone = { [unowned self] easy, code in done(easy: easy, code: Int(code.rawValue)) }
         multi = made
@@ -109,6 +112,26 @@ final class Transfers {
             CrashPoint.reached(.transferStarted)
         case .failed(let outcome):
             feed(.transferCouldNotStart(task: id, outcome))
+        }
+    }
+
+    /// Transfers that used their share of a round go on in the loop's next iteration, after
+    /// the D-Bus calls and other sources ready meanwhile (a zero timer at their priority).
+    private func resumeNextTurn(_ yielded: [Transfer]) {
+        _ = MainLoop.addTimer(milliseconds: 0) { [weak self] in
+            guard let self else { return false }
+            self.around {
+                var again: [Transfer] = []
+                for t in yielded where self.running[t.taskID] === t && t.yielded {
+                    t.yielded = false
+                    t.roundBytes = 0
+                    self.curl.resume(t.easy)   // curl hands over what it held, within this call
+                    t.roundBytes = 0
+                    if t.yielded { again.append(t) }
+                }
+                if !again.isEmpty { self.resumeNextTurn(again) }
+            }
+            return false
         }
     }
 

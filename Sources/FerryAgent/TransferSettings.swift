@@ -1,0 +1,12 @@
+import FerryCore
+
+/// Settings that apply to every transfer.
+public struct TransferSettings: Sendable {
+    public var connectTimeoutSeconds: Int = 30
+    public var maxRedirects: Int = 10
+    public var bufferSize: Int = 512 * 1024
+    public var caInfo: String? = nil
+    /// Free space kept on the disk of the staging folder (the store lives there too).
+    public var stateReserve = SpaceReserve()
+    public init() {}
+}
