@@ -161,6 +161,12 @@ struct BusMessage {
                 guard open(Self.e, "sv"), string(key), open(Self.v, item.typeString), append(item), close(), close() else { return false }
             }
             return close()
+        case .fields(let f):
+            guard open(Self.a, "{sv}") else { return false }
+            for field in f {
+                guard open(Self.e, "sv"), string(field.key), open(Self.v, field.value.typeString), append(field.value), close(), close() else { return false }
+            }
+            return close()
         case .stringDict(let d):
             guard open(Self.a, "{ss}") else { return false }
             for key in d.keys.sorted() {

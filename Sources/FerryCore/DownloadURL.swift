@@ -31,7 +31,8 @@ public enum DownloadURL {
 
     /// The URL without user:password, for logs and messages.
     public static func printable(_ string: String) -> String {
-        guard var comps = URLComponents(string: string), comps.password != nil || comps.user != nil else {
+        // No "@", no user information: the parse (a page of tasks makes 100) is not needed.
+        guard string.utf8.contains(UInt8(ascii: "@")), var comps = URLComponents(string: string), comps.password != nil || comps.user != nil else {
             return String(string.prefix(200))
         }
         comps.user = nil; comps.password = nil

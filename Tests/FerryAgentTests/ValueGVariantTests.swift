@@ -18,6 +18,20 @@ import Testing
         expectParsed(.array([], elementType: "(txx)"), "@a(txx) []")
     }
 
+    /// A task's info is written as ordered fields (no hashing, no sort): exactly the dictionary
+    /// GLib would build, keys in order and each once.
+    @Test func aTaskInfosFieldsAreItsDictionaryInKeyOrder() {
+        var r = TaskRecord(session: "s", url: "http://a/x", host: "a")
+        r.id = 7; r.retryAt = 5; r.uploadFile = "/f"; r.kind = .upload
+        for info in [TaskInfo(r, app: "org.example.App"), TaskInfo(TaskRecord(session: "s", url: "http://a/y", host: "a"), app: "")] {
+            let keys = info.fields.map(\.key)
+            #expect(keys == keys.sorted() && Set(keys).count == keys.count, "\(keys)")
+            let ordered = g_variant_ref_sink(Value.fields(info.fields).makeGVariant())!, hashed = g_variant_ref_sink(Value.dict(info.dictionary).makeGVariant())!
+            defer { g_variant_unref(ordered); g_variant_unref(hashed) }
+            #expect(g_variant_equal(UnsafeRawPointer(ordered), UnsafeRawPointer(hashed)) != 0)
+        }
+    }
+
     @Test func randomValuesRoundTrip() {
         var random = SplitMix(seed: 24)
         for _ in 0..<500 {

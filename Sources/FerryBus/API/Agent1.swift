@@ -48,8 +48,8 @@ public enum Replies {
                                                   decode: { try $0.array(of: "t") { try BusReader.taskID($0) } })
     public static let count = ReplyCodec<Int>(encode: { [.uint32(UInt32(clamping: $0))] }, decode: { try $0.count() })
     public static let bytes = ReplyCodec<[UInt8]>(encode: { [.bytes($0)] }, decode: { try $0.bytes() })
-    public static let info = ReplyCodec<TaskInfo>(encode: { [.dict($0.dictionary)] }, decode: { try TaskInfo(bus: $0.dict()) })
-    public static let infos = ReplyCodec<[TaskInfo]>(encode: { [.array($0.map { .dict($0.dictionary) }, elementType: "a{sv}")] },
+    public static let info = ReplyCodec<TaskInfo>(encode: { [.fields($0.fields)] }, decode: { try TaskInfo(bus: $0.dict()) })
+    public static let infos = ReplyCodec<[TaskInfo]>(encode: { [.array($0.map { .fields($0.fields) }, elementType: "a{sv}")] },
                                                      decode: { try $0.array(of: "a{sv}") { try TaskInfo(bus: $0.dictValue ?? [:]) } })
     public static let rows = ReplyCodec<[TaskInfo]>(encode: { [.array($0.map(\.row), elementType: TaskInfo.rowType)] },
                                                     decode: { try $0.array(of: TaskInfo.rowType) { try TaskInfo(row: $0) }.compactMap { $0 } })

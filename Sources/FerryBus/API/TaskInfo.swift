@@ -32,20 +32,23 @@ public struct TaskInfo: Sendable, Equatable {
         created = r.created; updated = r.updated
     }
 
-    public var dictionary: [String: Value] {
-        var d: [String: Value] = [
-            "id": .uint64(UInt64(id)), "session": .string(session), "url": .string(url),
-            "state": .string(state.rawValue), "received": .int64(received), "expected": .int64(expected ?? -1),
-            "file": .string(file ?? ""), "error": .string(error ?? ""), "error-name": .string(errorName ?? ""),
-            "reason": .string(reason?.rawValue ?? ""), "description": .string(description),
-            "attempts": .uint32(UInt32(clamping: attempts)), "created": .int64(created), "updated": .int64(updated),
+    public var dictionary: [String: Value] { Value.fields(fields).dictValue ?? [:] }
+
+    /// The entries of `dictionary` in key order, as the agent writes them (no hashing, no sort).
+    public var fields: [Value.Field] {
+        var f: [Value.Field] = [
+            .init("app", .string(app)), .init("attempts", .uint32(UInt32(clamping: attempts))), .init("created", .int64(created)),
+            .init("description", .string(description)), .init("error", .string(error ?? "")),
+            .init("error-name", .string(errorName ?? "")), .init("expected", .int64(expected ?? -1)), .init("file", .string(file ?? "")),
+            .init("id", .uint64(UInt64(id))), .init("kind", .string(kind.rawValue)), .init("method", .string(method)),
+            .init("reason", .string(reason?.rawValue ?? "")), .init("received", .int64(received)),
         ]
-        if let retryAt { d["retry-at"] = .int64(retryAt) }
-        d["kind"] = .string(kind.rawValue)
-        d["app"] = .string(app)
-        d["method"] = .string(method)
-        if let uploadFile { d["upload-file"] = .string(uploadFile) }
-        return d
+        f.reserveCapacity(19)
+        if let retryAt { f.append(.init("retry-at", .int64(retryAt))) }
+        f += [.init("session", .string(session)), .init("state", .string(state.rawValue)), .init("updated", .int64(updated))]
+        if let uploadFile { f.append(.init("upload-file", .string(uploadFile))) }
+        f.append(.init("url", .string(url)))
+        return f
     }
 
     /// One element of ListTaskRows: the fields of `dictionary`, in the interface's order.
