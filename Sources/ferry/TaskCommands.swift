@@ -30,6 +30,7 @@ struct Show: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show one task (live figures).")
     @Argument(help: "Task id.") var id: Int64
     @Flag(help: "Print JSON.") var json = false
+    func validate() throws { try TaskIDs.check([id]) }
 
     func run() throws {
         try reportingErrors {
@@ -55,6 +56,7 @@ struct TaskSelection: ParsableArguments {
     @Option(help: "With --all: only this session's tasks.") var session: String?
 
     func validate() throws {
+        try TaskIDs.check(id.map { [$0] } ?? [])
         if (id == nil) == !all { throw ValidationError("give a task id or --all") }
         if session != nil && !all { throw ValidationError("--session goes with --all") }
     }
@@ -87,6 +89,7 @@ struct Resume: ParsableCommand {
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Cancel a task and discard its partial bytes.")
     @Argument(help: "Task id.") var id: Int64
+    func validate() throws { try TaskIDs.check([id]) }
     func run() throws { try reportingErrors { try AgentConnection().api.cancel(id) } }
 }
 
@@ -94,6 +97,7 @@ struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove ended tasks from the list (downloaded files stay where they are).")
     @Argument(help: "Task ids.") var ids: [Int64]
+    func validate() throws { try TaskIDs.check(ids) }
     func run() throws {
         try reportingErrors {
             try AgentConnection().api.removeTasks(ids)
@@ -153,5 +157,13 @@ struct Watch: ParsableCommand {
                 return !(exitWhenIdle && active.isEmpty)
             }
         }
+    }
+}
+
+/// Task ids are positive: a negative or zero one is refused as a usage error (exit 64), never
+/// passed on (the bus type is unsigned).
+enum TaskIDs {
+    static func check(_ ids: [Int64]) throws {
+        if let bad = ids.first(where: { $0 <= 0 }) { throw ValidationError("task ids are positive numbers; \(bad) is not one") }
     }
 }

@@ -46,6 +46,7 @@ struct Open: ParsableCommand {
     @Flag(help: "Open the most recently finished download.") var latest = false
 
     func validate() throws {
+        try TaskIDs.check(id.map { [$0] } ?? [])
         if (id == nil) == !latest { throw ValidationError("give a task id or --latest") }
     }
 

@@ -502,7 +502,8 @@ final class Harness: @unchecked Sendable {
 
     // MARK: Running commands
 
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
+    /// `signaled`: ended by a signal (a trap, a crash); `status` is then the signal's number.
+    struct Result { var status: Int32; var stdout: String; var stderr: String; var signaled = false }
 
     @discardableResult
     func run(_ exe: String, _ args: [String], environment extra: [String: String] = [:]) throws -> Result {
@@ -524,7 +525,7 @@ final class Harness: @unchecked Sendable {
         group.wait()
         p.waitUntilExit()
         return Result(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+                      stderr: String(decoding: errData, as: UTF8.self), signaled: p.terminationReason == .uncaughtSignal)
     }
 
     func ferry(_ args: String...) throws -> Result { try run(Self.ferry, args) }

@@ -98,7 +98,7 @@ extension Agent1 {
         public var after: Int64
         public var limit: Int
         public init(session: String, after: Int64, limit: Int) { self.session = session; self.after = after; self.limit = limit }
-        public var arguments: [Value] { [.string(session), .uint64(UInt64(after)), .uint32(UInt32(clamping: limit))] }
+        public var arguments: [Value] { [.string(session), .uint64(UInt64(clamping: after)), .uint32(UInt32(clamping: limit))] }
         public init(_ r: inout BusReader) throws { session = try r.string(); after = try r.task(); limit = try r.count() }
     }
 
@@ -172,7 +172,7 @@ extension Agent1 {
         public var task: Int64
         public var answer: ChallengeReply
         public init(task: Int64, answer: ChallengeReply) { self.task = task; self.answer = answer }
-        public var arguments: [Value] { [.uint64(UInt64(task)), .dict(answer.bus)] }
+        public var arguments: [Value] { [.uint64(UInt64(clamping: task)), .dict(answer.bus)] }
         public init(_ r: inout BusReader) throws { task = try r.task(); answer = try ChallengeReply(bus: r.dict()) }
     }
 
@@ -181,7 +181,7 @@ extension Agent1 {
         public static let reply = Replies.none
         public var tasks: [Int64]
         public init(tasks: [Int64]) { self.tasks = tasks }
-        public var arguments: [Value] { [.array(tasks.map { .uint64(UInt64($0)) }, elementType: "t")] }
+        public var arguments: [Value] { [.array(tasks.map { .uint64(UInt64(clamping: $0)) }, elementType: "t")] }
         public init(_ r: inout BusReader) throws { tasks = try r.array(of: "t") { try BusReader.taskID($0) } }
     }
 

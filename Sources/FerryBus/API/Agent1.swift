@@ -81,7 +81,7 @@ public protocol TaskMethod: Agent1Method {
 }
 
 extension TaskMethod {
-    public var arguments: [Value] { [.uint64(UInt64(task))] }
+    public var arguments: [Value] { [.uint64(UInt64(clamping: task))] }   // a negative id: 0, no such task
     public init(_ r: inout BusReader) throws { self.init(task: try r.task()) }
 }
 
