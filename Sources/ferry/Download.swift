@@ -24,15 +24,17 @@ struct Download: ParsableCommand {
     }
 
     func run() throws {
-        let agent = try AgentConnection()
-        var options = task.options
-        let cwd = FileManager.default.currentDirectoryPath
-        func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
-        options.directory = dir.map(absolute)
-        options.output = output.map(absolute)
-        options.sha256 = sha256
-        let id = try agent.createTask(session: task.session) { try $0.createDownload(session: $1, url: url, options) }
-        if task.wait { try Self.waitFor(id, agent: agent) }
+        try reportingErrors {
+            let agent = try AgentConnection()
+            var options = task.options
+            let cwd = FileManager.default.currentDirectoryPath
+            func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
+            options.directory = dir.map(absolute)
+            options.output = output.map(absolute)
+            options.sha256 = sha256
+            let id = try agent.createTask(session: task.session) { try $0.createDownload(session: $1, url: url, options) }
+            if task.wait { try Self.waitFor(id, agent: agent) }
+        }
     }
 
     /// Follows one task until it ends, woken by the agent's TaskChanged signal (and, on a

@@ -16,11 +16,13 @@ struct Upload: ParsableCommand {
     @OptionGroup var task: NewTaskOptions
 
     func run() throws {
-        let agent = try AgentConnection()
-        var options = task.options
-        options.method = method
-        let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-        let id = try agent.createTask(session: task.session) { try $0.createUpload(session: $1, url: url, file: path, options) }
-        if task.wait { try Download.waitFor(id, agent: agent) }
+        try reportingErrors {
+            let agent = try AgentConnection()
+            var options = task.options
+            options.method = method
+            let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+            let id = try agent.createTask(session: task.session) { try $0.createUpload(session: $1, url: url, file: path, options) }
+            if task.wait { try Download.waitFor(id, agent: agent) }
+        }
     }
 }

@@ -23,4 +23,15 @@ import Testing
         }
         #expect(try h.run(Harness.ferry, ["show", "--", "-1"]).stderr.contains("task ids are positive"))
     }
+
+    /// One style for every command's errors: "ferry: …" and exit 1 (download and upload said
+    /// "Error: …" through ArgumentParser).
+    @Test func everyCommandReportsErrorsTheSameWay() throws {
+        let h = try Harness()
+        let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(h.root)/no-bus"]
+        for args in [["download", "http://127.0.0.1:9/x"], ["upload", "/etc/hostname", "http://127.0.0.1:9/x"], ["show", "1"], ["list"]] {
+            let r = try h.run(Harness.ferry, args, environment: noBus)
+            #expect(r.status == 1 && r.stderr.hasPrefix("ferry: no D-Bus session bus"), "\(args): \(r.status) \(r.stderr)")
+        }
+    }
 }
