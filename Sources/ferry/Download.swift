@@ -11,7 +11,7 @@ struct Download: ParsableCommand {
 
     @Argument(help: "The http or https URL to download.")
     var url: String
-    @Option(help: "Folder for the finished file (default: your download folder).")
+    @Option(help: "Folder for the finished file, made (0700) if missing (default: your download folder).")
     var dir: String?
     @Option(help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').")
     var output: String?
@@ -30,10 +30,25 @@ struct Download: ParsableCommand {
             let cwd = FileManager.default.currentDirectoryPath
             func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
             options.directory = dir.map(absolute)
+            if let folder = options.directory { try Self.create(folder) }
             options.output = output.map(absolute)
             options.sha256 = sha256
             let id = try agent.createTask(session: task.session) { try $0.createDownload(session: $1, url: url, options) }
             if task.wait { try Self.waitFor(id, agent: agent) }
+        }
+    }
+
+    /// A --dir that does not exist yet is made (0700, with its missing parents), as
+    /// `curl --create-dirs` and wget do; one that exists keeps its mode.
+    static func create(_ folder: String) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) { return }
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {   // a rejected request, as the agent's refusals are: exit 2
+            Output.error("cannot create the folder \(folder): \(error.localizedDescription)")
+            throw ExitCode(2)
         }
     }
 

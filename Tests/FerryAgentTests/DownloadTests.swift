@@ -235,4 +235,23 @@ import Testing
         #expect(served == 400)
         #expect(connections <= 16, "\(connections) connections for 400 requests")
     }
+
+    /// `ferry download --dir` makes a folder that is not there yet (0700, parents too), as
+    /// `curl --create-dirs` does; an existing one keeps its mode.
+    @Test func theCLIMakesAMissingDirectory() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("new.bin", size: 3_000)
+        let folder = h.root + "/home/made/by/ferry"
+        let r = try h.ferry("download", "--dir", folder, h.faultURL("new.bin"), "--wait")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/new.bin"))
+        let mode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
+        let existing = h.root + "/home/open"
+        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        #expect(try h.ferry("download", "--dir", existing, h.faultURL("new.bin"), "--wait").status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: existing)[.posixPermissions] as? Int == 0o755)
+    }
 }
