@@ -25,21 +25,17 @@ extension BusService {
     func upload(_ m: Agent1.CreateUpload, _ c: MethodTable.Context, _ answer: @escaping (Result<Int64, Error>) -> Void) {
         var fd: Int32 = -1
         do {
-            let draft = try RequestDecoder.upload(url: m.url, file: m.file, m.options)
+            var draft = try RequestDecoder.upload(url: m.url, file: m.file, m.options)
             guard case .sandboxed(let app) = c.caller else {
                 return answer(.success(try run(.createTasks(session: m.session, [draft]), c).expect("a task") { $0.taskID }))
             }
-            guard case .createTasks(_, let checked) = try SandboxPaths.resolve(.createTasks(session: m.session, [draft]), app),
-                  var kept = checked.first, let file = kept.uploadFile else {
-                throw FerryError(.failed, "internal error: the upload file was not checked")
-            }
             // Opened along the path it was allowed, no link on the way.
-            fd = ferry_openat2(AT_FDCWD, file, O_RDONLY | O_CLOEXEC, 0, ferry_resolve_no_links())
+            fd = ferry_openat2(AT_FDCWD, try SandboxPaths.readable(m.file, app), O_RDONLY | O_CLOEXEC, 0, ferry_resolve_no_links())
             guard fd >= 0 else {
                 throw FerryError(.accessDenied, "upload of \(m.file) refused: it changed (a link?) while it was being checked")
             }
-            kept.uploadFile = nil
-            keepCopy(of: fd, size: try UploadCopy.check(fd), kept, session: m.session, c, answer)
+            draft.uploadFile = nil
+            keepCopy(of: fd, size: try UploadCopy.check(fd), draft, session: m.session, c, answer)
         } catch {
             if fd >= 0 { close(fd) }
             answer(.failure(error))

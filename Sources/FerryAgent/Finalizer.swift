@@ -38,11 +38,9 @@ enum Finalizer {
             asked = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)
         }
-        var pinned: ConfinedFolder?
-        if confined {
-            do { pinned = try ConfinedFolder(asked) } catch let e as FerryError { throw Failure(name: "InvalidDestination", message: e.message) }
-        }
-        guard let pinned else { return try save(staging, r, into: asked, as: name) }
+        guard confined else { return try save(staging, r, into: asked, as: name) }
+        let pinned: ConfinedFolder
+        do { pinned = try ConfinedFolder(asked) } catch let e as FerryError { throw Failure(name: "InvalidDestination", message: e.message) }
         // Names through the descriptor mean nothing once it is closed: the user's names go out.
         do {
             let saved = try save(staging, r, into: pinned.pinned, as: name)

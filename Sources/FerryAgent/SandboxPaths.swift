@@ -24,15 +24,18 @@ enum SandboxPaths {
 
     private static func resolved(_ draft: TaskRecord, _ app: SandboxedApp) throws -> TaskRecord {
         var d = draft
-        if let file = d.uploadFile {
-            guard let real = CallerIdentity.resolvedIfPossible(file), app.mayWrite(real) else {
-                throw FerryError(.accessDenied, "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders (\(app.writable.joined(separator: ", ")))")
-            }
-            d.uploadFile = real
-        }
+        if let file = d.uploadFile { d.uploadFile = try readable(file, app) }
         if let dir = d.directory { d.directory = try writable(dir, app, "directory") }
         if let out = d.output { d.output = try writable(PathName.folder(of: out), app, "output") + "/" + PathName.lastName(of: out) }
         return d
+    }
+
+    /// The file to upload resolved, if it lies in the app's folders.
+    static func readable(_ file: String, _ app: SandboxedApp) throws -> String {
+        guard let real = CallerIdentity.resolvedIfPossible(file), app.mayWrite(real) else {
+            throw FerryError(.accessDenied, "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders (\(app.writable.joined(separator: ", ")))")
+        }
+        return real
     }
 
     /// The folder resolved, if the app may write there.

@@ -134,7 +134,7 @@ import Testing
         let session = SandboxTests.appID + ".bg"
         #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
         let made = try app.call("CreateDownload", session, h.faultURL("kept.bin", "hold=80000"), "{}")
-        let task = try #require(Int64(made.stdout.split(separator: " ").last?.filter(\.isNumber) ?? ""), "\(made.stdout) \(made.stderr)")
+        let task = try #require(SandboxTests.taskID(made.stdout), "\(made.stdout) \(made.stderr)")
         try h.eventually("the hold") { (try h.show(task)["received"] as? Int) == 80_000 }
         let c = try h.client()
         let blob = try #require(try c.call("CancelProducingResumeData", [.uint64(UInt64(task))]).first?.bytesValue)
