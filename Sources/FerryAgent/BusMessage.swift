@@ -119,11 +119,38 @@ struct BusMessage {
 
     /// Appends `value` wrapped in a variant.
     func append(variant value: Value) -> Bool {
-        open(Self.v, value.typeString) && append(value) && close()
+        if let type = Self.basicType(value) {   // a literal: no type string built and converted per value
+            return sd_bus_message_open_container(pointer, Self.v, type) >= 0 && append(value) && close()
+        }
+        return open(Self.v, value.typeString) && append(value) && close()
+    }
+
+    /// The C type string of a basic value; nil for containers.
+    private static func basicType(_ value: Value) -> UnsafePointer<CChar>? {
+        let type: StaticString
+        switch value {
+        case .string: type = "s"
+        case .bool: type = "b"
+        case .int32: type = "i"
+        case .uint32: type = "u"
+        case .int64: type = "x"
+        case .uint64: type = "t"
+        case .double: type = "d"
+        case .handle: type = "h"
+        default: return nil
+        }
+        return UnsafeRawPointer(type.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+
+    /// One `{sv}` entry.
+    private func entry(_ key: String, _ value: Value) -> Bool {
+        sd_bus_message_open_container(pointer, Self.e, Self.sv) >= 0 && string(key) && append(variant: value) && close()
     }
 
     private static let a = CChar(UInt8(ascii: "a")), e = CChar(UInt8(ascii: "e")), v = CChar(UInt8(ascii: "v")),
                         r = CChar(UInt8(ascii: "r"))
+    private static let sv = UnsafeRawPointer(("sv" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+    private static let dictOfVariants = UnsafeRawPointer(("{sv}" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
 
     private func basic<T>(_ type: Character, _ value: T) -> Bool {
         var value = value
@@ -156,16 +183,14 @@ struct BusMessage {
             for s in list where !string(s) { return false }
             return close()
         case .dict(let d):
-            guard open(Self.a, "{sv}") else { return false }
-            for (key, item) in d.sorted(by: { $0.key < $1.key }) {   // in key order, as GLib's builders and GDBus clients print them
-                guard open(Self.e, "sv"), string(key), open(Self.v, item.typeString), append(item), close(), close() else { return false }
+            guard sd_bus_message_open_container(pointer, Self.a, Self.dictOfVariants) >= 0 else { return false }
+            for (key, item) in d.sorted(by: { $0.key < $1.key }) where !entry(key, item) {   // in key order, as GLib's builders and GDBus clients print them
+                return false
             }
             return close()
         case .fields(let f):
-            guard open(Self.a, "{sv}") else { return false }
-            for field in f {
-                guard open(Self.e, "sv"), string(field.key), open(Self.v, field.value.typeString), append(field.value), close(), close() else { return false }
-            }
+            guard sd_bus_message_open_container(pointer, Self.a, Self.dictOfVariants) >= 0 else { return false }
+            for field in f where !entry(field.key, field.value) { return false }
             return close()
         case .stringDict(let d):
             guard open(Self.a, "{ss}") else { return false }
