@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "FerryAgent", targets: ["FerryAgent"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
@@ -58,7 +58,8 @@ let package = Package(
                           path: "Sources/ferry", swiftSettings: agentSwift),
         // The Downloads window (GTK 4), started by `ferry view` on a graphical display: its own
         // executable, so the CLI does not load GTK.
-        .executableTarget(name: "ferry-downloads", dependencies: ["FerryBus", "FerryCore", "CGLib", "CGtk"],
+        .executableTarget(name: "ferry-downloads", dependencies: ["FerryBus", "FerryCore", "CGLib", "CGtk",
+                                                                 .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Sources/ferry-downloads", swiftSettings: agentSwift),
 
         // The seeds' apps, built by `swift build`: they use only the public library.

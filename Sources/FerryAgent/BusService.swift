@@ -143,7 +143,7 @@ public final class BusService {
         outbox.reply { c.replyError(to: call, name: name, message: message) }
     }
 
-    /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for ferry.desktop.
+    /// The badge for docks and panels: com.canonical.Unity.LauncherEntry.Update for dev.ferry.Downloads.desktop.
     func publishLauncher() {
         guard let c = connection else { return }
         let body: [Value] = [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(agent))]

@@ -6,7 +6,7 @@ import FerryBus
 enum LauncherEntry {
     static let path = "/dev/ferry/LauncherEntry"
     static let interface = "com.canonical.Unity.LauncherEntry"
-    static let appURI = "application://ferry.desktop"
+    static let appURI = "application://dev.ferry.Downloads.desktop"
     static let xml = """
         <node><interface name="com.canonical.Unity.LauncherEntry">
           <method name="Query"><arg name="app_uri" type="s" direction="out"/><arg name="properties" type="a{sv}" direction="out"/></method>

@@ -11,9 +11,9 @@ struct Download: ParsableCommand {
 
     @Argument(help: "The http or https URL to download.")
     var url: String
-    @Option(help: "Folder for the finished file, made (0700) if missing (default: your download folder).")
+    @Option(help: "Folder for the finished file, made (0700) if missing (default: your download folder).", completion: .directory)
     var dir: String?
-    @Option(help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').")
+    @Option(help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').", completion: .file())
     var output: String?
     @Option(help: "Expected SHA-256 of the file, in hex; a mismatch fails the task.")
     var sha256: String?

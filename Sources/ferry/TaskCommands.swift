@@ -28,7 +28,7 @@ struct List: ParsableCommand {
 
 struct Show: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show one task (live figures).")
-    @Argument(help: "Task id.") var id: Int64
+    @Argument(help: "Task id.", completion: TaskIDCompletion.any) var id: Int64
     @Flag(help: "Print JSON.") var json = false
     func validate() throws { try TaskIDs.check([id]) }
 
@@ -51,7 +51,7 @@ struct Show: ParsableCommand {
 
 /// A task id, or --all (optionally of one session): what pause and resume act on.
 struct TaskSelection: ParsableArguments {
-    @Argument(help: "Task id.") var id: Int64?
+    @Argument(help: "Task id.", completion: TaskIDCompletion.active) var id: Int64?
     @Flag(help: "Every task it applies to.") var all = false
     @Option(help: "With --all: only this session's tasks.") var session: String?
 
@@ -88,7 +88,7 @@ struct Resume: ParsableCommand {
 
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Cancel a task and discard its partial bytes.")
-    @Argument(help: "Task id.") var id: Int64
+    @Argument(help: "Task id.", completion: TaskIDCompletion.active) var id: Int64
     func validate() throws { try TaskIDs.check([id]) }
     func run() throws { try reportingErrors { try AgentConnection().api.cancel(id) } }
 }
@@ -96,7 +96,7 @@ struct Cancel: ParsableCommand {
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove ended tasks from the list (downloaded files stay where they are).")
-    @Argument(help: "Task ids.") var ids: [Int64]
+    @Argument(help: "Task ids.", completion: TaskIDCompletion.ended) var ids: [Int64]
     func validate() throws { try TaskIDs.check(ids) }
     func run() throws {
         try reportingErrors {

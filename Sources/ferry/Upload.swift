@@ -7,11 +7,11 @@ struct Upload: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Queue an upload of a file (HTTP PUT, or POST); prints the new task id.")
 
-    @Argument(help: "The file to send.")
+    @Argument(help: "The file to send.", completion: .file())
     var file: String
     @Argument(help: "The http or https URL to send it to.")
     var url: String
-    @Option(help: "PUT (default) or POST.")
+    @Option(help: "PUT (default) or POST.", completion: .list(["PUT", "POST"]))
     var method: String?
     @OptionGroup var task: NewTaskOptions
 

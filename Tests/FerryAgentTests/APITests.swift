@@ -443,7 +443,7 @@ import Testing
         refused(BusNames.path, properties, "Get", [.string(BusNames.interface)], "InvalidArgs")
         refused(BusNames.path, "org.freedesktop.DBus.Introspectable", "Introspect", [.string("x")], "InvalidArgs")
         refused(launcher, unity, "Update", [], "UnknownMethod")   // a signal, not a method
-        #expect(try call(launcher, unity, "Query", []).first?.stringValue == "application://ferry.desktop")
+        #expect(try call(launcher, unity, "Query", []).first?.stringValue == "application://dev.ferry.Downloads.desktop")
         #expect(try call(launcher, properties, "GetAll", [.string(unity)]) == [.dict([:])])
         _ = try call(BusNames.path, "org.freedesktop.DBus.Peer", "Ping", [])
         if let machine = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) {

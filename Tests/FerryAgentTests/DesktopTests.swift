@@ -65,7 +65,7 @@ import Testing
         func query() throws -> [String: Value] {
             let r = try h.client().callRaw(destination: BusNames.agent, path: "/dev/ferry/LauncherEntry",
                                            interface: "com.canonical.Unity.LauncherEntry", method: "Query", args: [])
-            #expect(r.first?.stringValue == "application://ferry.desktop")
+            #expect(r.first?.stringValue == "application://dev.ferry.Downloads.desktop")
             return r.last?.dictValue ?? [:]
         }
         #expect(try query()["count"] == .int64(0))
@@ -73,7 +73,7 @@ import Testing
         #expect(try h.ferry("download", h.faultURL("d.bin"), "--wait").status == 0)
         try h.eventually("badge 1 signalled") {
             ((try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "")
-                .contains("com.canonical.Unity.LauncherEntry.Update ('application://ferry.desktop', {'count': <int64 1>, 'count-visible': <true>")
+                .contains("com.canonical.Unity.LauncherEntry.Update ('application://dev.ferry.Downloads.desktop', {'count': <int64 1>, 'count-visible': <true>")
         }
         #expect(try query()["count"] == .int64(1))
         #expect(try query()["count-visible"] == .bool(true))
