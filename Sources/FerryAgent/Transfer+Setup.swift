@@ -25,6 +25,11 @@ extension Transfer {
         ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
         ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
         ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        if let proxy {
+            // Credentials in the proxy's URL are curl's to use (any scheme it knows), never logged.
+            ferry_easy_setopt_str(easy, CURLOPT_PROXY, proxy.curlProxy)
+            ferry_easy_setopt_long(easy, CURLOPT_PROXYAUTH, Int(bitPattern: ~UInt(16)))   // CURLAUTH_ANY
+        }
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
         if let ca = settings.caInfo { ferry_easy_setopt_str(easy, CURLOPT_CAINFO, ca) }

@@ -16,6 +16,8 @@ struct TransferStartFailure: Error {
 /// pauses and waits for the core's decision on them (`apply`): append, restart or reject.
 final class Transfer {
     let taskID: Int64
+    /// The proxy this attempt goes through (nil: curl's own choice from the environment).
+    let proxy: ProxyChoice?
     let easy: UnsafeMutableRawPointer
     let isUpload: Bool
     /// The byte the request asked to start at.
@@ -64,8 +66,9 @@ final class Transfer {
     }()
 
     init(taskID: Int64, record: TaskRecord, plan: TaskMachine.TransferPlan, stagingPath: String,
-         credential: Credential?, settings: TransferSettings) throws {
+         credential: Credential?, proxy: ProxyChoice? = nil, settings: TransferSettings) throws {
         self.taskID = taskID
+        self.proxy = proxy
         self.requestedOffset = plan.offset
         self.reserve = settings.stateReserve
         isUpload = record.kind == .upload
@@ -141,6 +144,7 @@ final class Transfer {
     /// The curl message of a failed attempt.
     var errorMessage: String { String(cString: errorBuffer) }
     var httpStatus: Int { ferry_easy_info_long(easy, CURLINFO_RESPONSE_CODE) }
+    var proxyConnectStatus: Int { ferry_easy_info_long(easy, CURLINFO_HTTP_CONNECTCODE) }   // the answer to CONNECT
     var retryAfterSeconds: Int64? {
         let v = Int64(ferry_easy_info_off(easy, CURLINFO_RETRY_AFTER))
         return v > 0 ? v : nil

@@ -18,8 +18,12 @@ final class Transfers {
     private(set) var running: [Int64: Transfer] = [:]
     /// Transfers curl moved bytes for during the current round.
     private var touched: [Transfer] = []
-    /// Transfers being prepared on `preparer` (see `start`).
-    private var preparing: Set<Int64> = []
+    /// Transfers being started (their proxy asked for, or prepared on `preparer`; see `start`),
+    /// each with the number of its start: a late answer for a start since stopped is dropped.
+    private var preparing: [Int64: UInt64] = [:]
+    private var starts: UInt64 = 0
+    /// The desktop's proxy for each request (made with the first transfer: it loads GIO's modules).
+    private lazy var proxies = ProxyLookup()
     private let preparer = DispatchQueue(label: "dev.ferry.agent.staging")
     /// Prepared transfers come back to the loop in batches.
     private lazy var handoff = LoopHandoff<(Int64, Prepared)>(queue: preparer) { [weak self] batch in
@@ -69,26 +73,45 @@ final class Transfers {
     /// preallocation; a staging folder on a network file system) on a worker thread, and curl
     /// gets it on the loop. One that cannot even begin comes back as `transferCouldNotStart`
     /// (ENOSPC waits for space, the rest fails clearly), always in a turn of its own.
+    /// The proxy comes first: GIO's resolver answers on the loop (at once when there is no
+    /// desktop resolver, and curl reads the environment).
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
+        _ = curl   // libcurl is set up on the loop, before a worker makes a handle
+        starts += 1
+        let start = starts
+        preparing[r.id] = start
+        proxies.lookup(plan.url) { [weak self] answer in
+            guard let self, self.preparing[r.id] == start else { return }   // stopped meanwhile
+            switch answer {
+            case .curlDecides: self.prepare(r, plan, credential: credential, proxy: nil)
+            case .use(let proxy): self.prepare(r, plan, credential: credential, proxy: proxy)
+            case .failed(let why):
+                var outcome = TransferOutcome(curlCode: 5, curlMessage: why, httpStatus: 0)   // CURLE_COULDNT_RESOLVE_PROXY
+                outcome.proxy = "from the desktop's settings"
+                self.prepared(r.id, .failed(outcome))
+            }
+        }
+    }
+
+    private func prepare(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?, proxy: ProxyChoice?) {
         let s = settings
         let staging = StateFolder(stateDirectory).staged(r.id)
-        _ = curl   // libcurl is set up on the loop, before a worker makes a handle
-        preparing.insert(r.id)
         if stagingIsLocal && Transfer.onlyCreatesStaging(r, plan) {
-            let p = Self.prepare(r, plan, staging: staging, credential: credential, settings: s)
+            let p = Self.prepare(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)
             if case .ready = p { prepared(r.id, p) } else { MainLoop.idle { [weak self] in self?.prepared(r.id, p) } }
             return
         }
         let handoff = handoff
         preparer.async {
-            handoff.post((r.id, Self.prepare(r, plan, staging: staging, credential: credential, settings: s)))
+            handoff.post((r.id, Self.prepare(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)))
         }
     }
 
     private static func prepare(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, staging: String,
-                                credential: Credential?, settings: TransferSettings) -> Prepared {
+                                credential: Credential?, proxy: ProxyChoice?, settings: TransferSettings) -> Prepared {
         do {
-            return .ready(try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential, settings: settings))
+            return .ready(try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential,
+                                       proxy: proxy, settings: settings))
         } catch let e as TransferStartFailure {
             return .failed(.localFailure(errno: e.errno, message: e.message))
         } catch {
@@ -103,7 +126,7 @@ final class Transfers {
     }
 
     private func prepared(_ id: Int64, _ p: Prepared) {
-        guard preparing.remove(id) != nil else { return }   // stopped meanwhile: the transfer is dropped
+        guard preparing.removeValue(forKey: id) != nil else { return }   // stopped meanwhile: the transfer is dropped
         switch p {
         case .ready(let t):
             t.onTouched = { [unowned self] in touched.append($0) }
@@ -150,7 +173,7 @@ final class Transfers {
     /// Detaches a transfer; its bytes are on disk. Returns how many.
     @discardableResult
     func stop(_ id: Int64) -> Int64? {
-        if preparing.remove(id) != nil { return nil }
+        if preparing.removeValue(forKey: id) != nil { return nil }
         if let (t, _) = endedUndecided.removeValue(forKey: id) { return t.received }
         guard let t = running.removeValue(forKey: id) else { return nil }
         multi?.remove(t.easy)
@@ -198,6 +221,10 @@ final class Transfers {
                                       localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
         outcome.rejection = t.rejection
+        if let proxy = t.proxy?.printable {
+            outcome.proxy = proxy
+            outcome.proxyConnectStatus = t.proxyConnectStatus
+        }
         feed(.transferEnded(task: t.taskID, received: t.received, outcome))
     }
 }

@@ -21,7 +21,7 @@ extension TaskMachine {
 
     /// A scheduled retry is due: back into the queue.
     public mutating func retryDue(now: Int64) -> [Action] {
-        guard record.state == .waiting, record.reason == .retry || record.reason == .space else { return [] }
+        guard record.state == .waiting, record.reason == .retry || record.reason == .space || record.reason == .proxy else { return [] }
         move(to: .queued, now: now)
         return [.persist]
     }
@@ -93,7 +93,7 @@ extension TaskMachine {
             move(to: .queued, now: now)
             record.error = nil; record.errorName = nil; record.attempts = 0
             return discard + [.persist]
-        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network:
+        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network || record.reason == .proxy:
             // The user says "try now" (space was freed, the cable is back): no waiting for a timer.
             move(to: .queued, now: now)
             record.attempts = 0

@@ -40,6 +40,12 @@ extension TaskMachine {
         case .transient(let message) where !networkAvailable && outcome.neverReachedServer:
             wait(.network, error: message, retryAt: nil, now: now)
             return [.persist]
+        case .proxy(let message) where !networkAvailable:
+            wait(.network, error: message, retryAt: nil, now: now)
+            return [.persist]
+        case .proxy(let message):
+            return retry(message: message, progressed: false, retryAfter: nil, reason: .proxy,
+                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
         case .transient(let message):
             return retry(message: message, progressed: outcome.bytesThisAttempt > 0,
                          retryAfter: outcome.retryAfterSeconds, reason: .retry,

@@ -13,4 +13,5 @@ public enum WaitReason: String, Sendable, Codable {
     case retry     // a transient failure; the next attempt is scheduled
     case space     // the disk is full; retried later
     case credentials   // the server wants authentication; the app was asked (a challenge event)
+    case proxy     // the proxy for the URL refused or could not be reached; retried later
 }

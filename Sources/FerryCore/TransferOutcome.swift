@@ -19,6 +19,10 @@ public struct TransferOutcome: Sendable, Equatable {
     /// The agent stopped the attempt after this many seconds without a byte (its stall watch;
     /// curl's own speed check is off).
     public var stalledSeconds: Int64?
+    /// The proxy the attempt went through, without credentials (nil: direct).
+    public var proxy: String?
+    /// The proxy's answer to CONNECT (0: no tunnel asked for, or no answer).
+    public var proxyConnectStatus: Int = 0
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {
@@ -59,6 +63,7 @@ public enum FailureClass: Sendable, Equatable {
     case transient(String)          // retry with backoff
     case diskFull(String)           // wait for space, retry later
     case rangeRejected(String)      // the server refused our Range: restart from zero
+    case proxy(String)              // the proxy refused or could not be reached: retry with backoff
     case permanent(name: String, message: String)
 }
 
@@ -77,6 +82,7 @@ public enum FailureClassifier {
             return .permanent(name: "Failed", message: o.localMessage ?? "cannot write the download: \(describeErrno(e))")
         }
         if let why = o.rejection { return .rangeRejected(why) }
+        if let p = o.proxy, let why = proxyFailure(o, p) { return .proxy(why) }
         if o.curlCode == 0 {
             if o.httpStatus == 416 { return .rangeRejected("server answered 416 Range Not Satisfiable") }
             if (200..<300).contains(o.httpStatus) { return .success }
@@ -94,6 +100,24 @@ public enum FailureClassifier {
         if o.curlCode == 1 { return .permanent(name: "UnsupportedScheme", message: "redirected to an unsupported protocol: \(o.curlMessage)") }
         if o.curlCode == 3 { return .permanent(name: "InvalidURL", message: "malformed URL: \(o.curlMessage)") }
         return .permanent(name: "Failed", message: o.curlMessage.isEmpty ? "transfer failed (curl \(o.curlCode))" : o.curlMessage)
+    }
+
+    /// The words for an attempt that failed at its proxy `p`, nil when the proxy was not the
+    /// trouble. Through a proxy, curl connects to nobody else: a failed resolve or connect is
+    /// the proxy's; so are a refused CONNECT and a 407.
+    static func proxyFailure(_ o: TransferOutcome, _ p: String) -> String? {
+        let detail = o.curlMessage.isEmpty ? "" : " (\(o.curlMessage))"
+        switch o.curlCode {
+        case 5: return "cannot resolve the proxy \(p)\(detail)"
+        case 7: return "cannot connect to the proxy \(p)\(detail)"
+        case 97: return "the proxy \(p) failed\(detail)"   // CURLE_PROXY: a SOCKS or HTTPS-proxy handshake
+        default: break
+        }
+        if o.proxyConnectStatus == 407 || o.httpStatus == 407 {
+            return "the proxy \(p) wants credentials it was not given or refused them (HTTP 407)"
+        }
+        if o.proxyConnectStatus >= 300 { return "the proxy \(p) refused the tunnel (HTTP \(o.proxyConnectStatus))" }
+        return nil
     }
 
     static func classifyStatus(_ o: TransferOutcome) -> FailureClass {

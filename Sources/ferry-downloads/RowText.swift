@@ -34,6 +34,7 @@ enum RowText {
         case .network?: return "Waiting for the network"
         case .space?: return "Waiting for disk space"
         case .credentials?: return "Waiting for a password"
+        case .proxy?: return "Waiting for the proxy" + (t.error.map { ": " + $0 } ?? "")
         case .retry?:
             guard let at = t.retryAt else { return "Waiting to retry" }
             return "Retrying at " + clock(at)

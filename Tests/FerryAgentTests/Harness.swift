@@ -146,6 +146,7 @@ final class Harness: @unchecked Sendable {
         env["XDG_CONFIG_HOME"] = root + "/home/.config"
         env["XDG_DATA_HOME"] = root + "/home/.local/share"
         env["XDG_DATA_DIRS"] = root + "/nonexistent"   // no system-wide service files
+        env["GSETTINGS_SCHEMA_DIR"] = "/usr/share/glib-2.0/schemas"   // but GSettings' schemas (the proxy's settings)
         // No graphical display unless a test starts one: `ferry view` shows text.
         env["WAYLAND_DISPLAY"] = ""
         env["DISPLAY"] = display ?? ""

@@ -1,0 +1,103 @@
+import CFerryShim
+import CGLib
+import FerryBus
+import FoundationEssentials
+
+/// The proxy a request goes through, as curl takes it.
+struct ProxyChoice: Sendable, Equatable {
+    /// For CURLOPT_PROXY: "" is direct (and stops curl from reading proxies from the environment).
+    var curlProxy: String
+    /// The proxy without its credentials, for messages and logs; nil when direct.
+    var printable: String?
+
+    static let direct = ProxyChoice(curlProxy: "", printable: nil)
+
+    /// From one of GProxyResolver's answers: "direct://", "http://user:pw@host:3128",
+    /// "socks://host:1080". nil for a scheme curl does not speak.
+    init?(resolverURI uri: String) {
+        guard let sep = uri.firstRange(of: "://") else { return nil }
+        let scheme = uri[..<sep.lowerBound].lowercased()
+        var rest = String(uri[sep.upperBound...])
+        if scheme == "direct" { self = .direct; return }
+        // SOCKS: the proxy resolves the name (socks5h), so a host only it can reach works.
+        let curlScheme: String
+        switch scheme {
+        case "http", "https", "socks4", "socks4a", "socks5h": curlScheme = scheme
+        case "socks", "socks5": curlScheme = "socks5h"
+        default: return nil
+        }
+        while rest.hasSuffix("/") { rest.removeLast() }
+        let hostPart = rest.split(separator: "@", omittingEmptySubsequences: false).last.map(String.init) ?? rest
+        guard !hostPart.isEmpty else { return nil }
+        curlProxy = curlScheme + "://" + rest
+        printable = curlScheme + "://" + hostPart
+    }
+
+    init(curlProxy: String, printable: String?) {
+        self.curlProxy = curlProxy
+        self.printable = printable
+    }
+}
+
+/// The desktop's proxy for each URL: GIO's default GProxyResolver — GNOME's proxy settings
+/// through glib-networking, libproxy (KDE, PAC files) where GIO has it, else the environment
+/// (http_proxy, no_proxy…). Asked asynchronously: a PAC script or a WPAD lookup never blocks
+/// the loop. Without glib-networking GIO has only its dummy resolver ("always direct"), and
+/// curl is left to read the environment itself.
+final class ProxyLookup {
+    enum Answer: Sendable, Equatable {
+        /// Leave CURLOPT_PROXY alone (curl reads http_proxy and friends).
+        case curlDecides
+        case use(ProxyChoice)
+        /// The resolver failed (a PAC script that cannot be fetched, …): the words say why.
+        case failed(String)
+    }
+
+    private let resolver: OpaquePointer?
+
+    init() {
+        // GIO's resolvers read GSettings, and GSettings aborts the process when no schema is
+        // installed at all (a stripped container): then curl reads the environment.
+        guard g_settings_schema_source_get_default() != nil else { resolver = nil; return }
+        let resolver = g_proxy_resolver_get_default()
+        let typeName = resolver.flatMap { r in
+            g_type_name_from_instance(UnsafeMutableRawPointer(r).assumingMemoryBound(to: GTypeInstance.self)).map { String(cString: $0) }
+        } ?? ""
+        self.resolver = typeName == "GDummyProxyResolver" || typeName.isEmpty ? nil : resolver
+    }
+
+    /// Whether GIO has a real resolver (glib-networking installed).
+    var isDesktopResolver: Bool { resolver != nil }
+
+    /// Calls `done` on the loop with the proxy for `url`.
+    func lookup(_ url: String, _ done: @escaping (Answer) -> Void) {
+        guard let resolver else { done(.curlDecides); return }
+        g_proxy_resolver_lookup_async(resolver, url, nil, { source, result, data in
+            let done = Box<(Answer) -> Void>.take(data!)
+            var error: UnsafeMutablePointer<GError>?
+            guard let list = g_proxy_resolver_lookup_finish(OpaquePointer(source), result, &error) else {
+                let message = error.map { String(cString: $0.pointee.message) } ?? "no answer"
+                g_clear_error(&error)
+                done(.failed("the desktop's proxy settings could not be read: \(message)"))
+                return
+            }
+            defer { g_strfreev(list) }
+            var answers: [String] = []
+            var i = 0
+            while let p = list[i] { answers.append(String(cString: p)); i += 1 }
+            done(ProxyLookup.choose(answers))
+        }, Box.retained(done))
+    }
+
+    /// The first answer curl can use (GIO lists them in the order to try).
+    static func choose(_ answers: [String]) -> Answer {
+        for a in answers { if let c = ProxyChoice(resolverURI: a) { return .use(c) } }
+        return answers.isEmpty ? .use(.direct) : .failed("no proxy curl can use among \(answers.map(printable))")
+    }
+
+    private static func printable(_ uri: String) -> String {
+        guard let sep = uri.firstRange(of: "://") else { return uri }
+        let rest = uri[sep.upperBound...]
+        return String(uri[..<sep.upperBound]) + (rest.split(separator: "@").last.map(String.init) ?? "")
+    }
+}
