@@ -265,7 +265,8 @@ public final class Agent {
     /// Verifies and moves a finished file on the worker thread; results come back to the loop
     /// in batches, one turn each.
     private func finalize(_ r: TaskRecord, defaultDirectory: String, confined: Bool) {
-        finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory, confined: confined))
+        finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory, confined: confined,
+                             mode: settings.deliveredFileMode))
     }
 
     private func launch(_ session: String, _ target: LaunchTarget) {

@@ -1,3 +1,4 @@
+import Glibc
 import FerryCore
 
 /// The agent's settings, one type from the command line (`ferryd`'s options fill it once) to
@@ -13,6 +14,8 @@ public struct AgentSettings: Sendable {
     public var popups = true
     /// Downloads ending within this window share one popup.
     public var popupWindowMilliseconds: UInt32 = 1_000
+    /// The mode of a finished download (from the umask the agent was started with).
+    public var deliveredFileMode: mode_t = 0o600
     public init() {}
 
     public var stateDirectory: String { core.stateDirectory }

@@ -1,3 +1,4 @@
+import Glibc
 import Dispatch
 import FerryBus
 import FerryCore
@@ -12,7 +13,7 @@ import FerryCore
 /// then gives them their blocks in one journal transaction, which the first fsync's commit
 /// covers, and the other fsyncs find done (3,000 small files at 16: +14 %, defaults +6 %).
 final class FinalizeBatches: @unchecked Sendable {   // its lists are touched only on `worker`
-    struct Job { var record: TaskRecord; var staging: String; var defaultDirectory: String; var confined: Bool }
+    struct Job { var record: TaskRecord; var staging: String; var defaultDirectory: String; var confined: Bool; var mode: mode_t }
 
     private let worker: DispatchQueue
     /// Serial queues of their own (each gets a thread while it has work, none when idle).
@@ -64,7 +65,7 @@ final class FinalizeBatches: @unchecked Sendable {   // its lists are touched on
     private static func finish(_ job: Job) -> FinalizeResult {
         do {
             let saved = try Finalizer.finish(staging: job.staging, record: job.record, defaultDirectory: job.defaultDirectory,
-                                             confined: job.confined)
+                                             confined: job.confined, mode: job.mode)
             return .saved(path: saved.path, cleanup: saved.cleanup)
         } catch let f as Finalizer.Failure {
             switch f.name {

@@ -22,7 +22,9 @@ enum Finalizer {
     /// The folder is not fsynced here: `FinalizeBatches` syncs each folder once per batch.
     /// `confined`: a sandboxed app's file; its folder is opened along the resolved path it was
     /// allowed, no link on the way, and everything happens through that descriptor.
-    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String, confined: Bool) throws -> Saved {
+    /// `mode`: the finished file's (the staging file is the agent's, 0600, until then).
+    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String, confined: Bool,
+                       mode: mode_t = 0o600) throws -> Saved {
         if let expected = r.sha256 {
             let actual = try sha256(of: staging)
             guard actual == expected.lowercased() else {
@@ -38,23 +40,24 @@ enum Finalizer {
             asked = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)
         }
-        guard confined else { return try save(staging, r, into: asked, as: name) }
+        guard confined else { return try save(staging, r, into: asked, as: name, mode: mode) }
         let pinned: ConfinedFolder
         do { pinned = try ConfinedFolder(asked) } catch let e as FerryError { throw Failure(name: "InvalidDestination", message: e.message) }
         // Names through the descriptor mean nothing once it is closed: the user's names go out.
         do {
-            let saved = try save(staging, r, into: pinned.pinned, as: name)
+            let saved = try save(staging, r, into: pinned.pinned, as: name, mode: mode)
             return Saved(path: pinned.shown(saved.path), cleanup: saved.cleanup.map(pinned.shown))
         } catch let f as Failure {
             throw Failure(name: f.name, message: f.message.replacing(pinned.pinned, with: asked))
         }
     }
 
-    private static func save(_ staging: String, _ r: TaskRecord, into directory: String, as name: String) throws -> Saved {
+    private static func save(_ staging: String, _ r: TaskRecord, into directory: String, as name: String,
+                             mode: mode_t) throws -> Saved {
         guard let folder = Paths.writableDirectory(directory) else {
             throw Failure(name: "InvalidDestination", message: "destination folder \(directory) does not exist or is not writable")
         }
-        let staged = syncFile(staging)
+        let staged = syncFile(staging, mode: mode)
         CrashPoint.reached(.fileSynced)
         let copy = copyName(directory: directory, task: r.id)
         // A crash between link(2) and the commit left the file linked already: it is ours.
@@ -91,11 +94,13 @@ enum Finalizer {
         return ferry_start_writeback(fd) == 0
     }
 
-    /// fsync(2) of a file, and what fstat(2) says of it then (nil: it cannot be opened).
-    static func syncFile(_ path: String) -> stat? {
+    /// fsync(2) of a file (its mode set first, on the open file: never by name in the user's
+    /// folder), and what fstat(2) says of it then (nil: it cannot be opened).
+    static func syncFile(_ path: String, mode: mode_t? = nil) -> stat? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        if let mode { fchmod(fd, mode) }
         fsync(fd)
         var st = stat()
         return fstat(fd, &st) == 0 ? st : nil

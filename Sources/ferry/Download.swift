@@ -70,7 +70,15 @@ struct Download: ParsableCommand {
                 }
                 lastReason = t.reason
                 switch t.state {
-                case .completed: outcome = .success(())
+                case .completed:
+                    outcome = .success(())
+                    // Where it went (it may be "name (1).ext"): on stderr, so stdout stays the task id.
+                    if let file = t.file, t.kind == .download {
+                        if bar { FileHandle.standardError.write(Data("\n".utf8)) }
+                        FileHandle.standardError.write(Data("saved to \(file)\n".utf8))
+                        g_main_loop_quit(loop)
+                        return
+                    }
                 case .failed, .canceled:
                     if bar { FileHandle.standardError.write(Data("\n".utf8)) }
                     Output.error("task \(id) \(t.state.rawValue): \(t.error ?? "unknown error")")

@@ -17,7 +17,10 @@ struct FerryDaemon: ParsableCommand {
     @OptionGroup var options: AgentOptions
 
     func run() throws {
-        umask(0o077)   // everything the agent creates is private: dirs 0700, files 0600
+        // Everything the agent creates for itself is private (dirs 0700, files 0600); the files
+        // it delivers get the mode the user's own programs would give them (the umask it was
+        // started with: 0644 under 022).
+        let userUmask = umask(0o077)
         signal(SIGPIPE, SIG_IGN)
         // A parent may hand us a blocked signal mask (Foundation's Process does): unblock the
         // signals we shut down on, or SIGTERM would never reach the loop.
@@ -33,7 +36,8 @@ struct FerryDaemon: ParsableCommand {
         }
         let log = Logger(label: "ferryd")
 
-        let settings = options.settings
+        var settings = options.settings
+        settings.deliveredFileMode = 0o666 & ~userUmask
 
         let loop = MainLoop()
         let agent = try Agent(settings: settings, logger: log)

@@ -9,7 +9,7 @@ import Testing
     @Test func downloadFromNginxIsByteExact() throws {
         let h = try Harness()
         try h.startNginx()
-        try h.startAgent()
+        try h.startAgent(umask: "027")
         let data = try h.makeFile("report.pdf", size: 3_000_000)
         let r = try h.ferry("download", "http://127.0.0.1:\(h.nginxPort)/report.pdf", "--wait")
         #expect(r.status == 0, "\(r.stderr)")
@@ -23,7 +23,7 @@ import Testing
         #expect(file == h.downloads + "/report.pdf")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == data)
         var st = stat()
-        #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o640)   // the umask it was started with (027 below)
         #expect(stat(h.state, &st) == 0 && st.st_mode & 0o777 == 0o700)
         #expect(stat(StateFolder(h.state).store, &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
@@ -86,6 +86,9 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try String(contentsOfFile: h.downloads + "/a.txt", encoding: .utf8) == "mine")
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/a (1).txt")) == data)
+        // --wait says where the file went (stderr; stdout stays the task id).
+        #expect(r.stderr.contains("saved to \(h.downloads)/a (1).txt\n"), "\(r.stderr)")
+        #expect(Int64(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) != nil)
         // --output to an existing path also keeps the old file.
         let o = try h.ferry("download", h.faultURL("a.txt"), "--output", h.downloads + "/a.txt", "--wait")
         #expect(o.status == 0, "\(o.stderr)")

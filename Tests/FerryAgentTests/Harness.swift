@@ -197,15 +197,17 @@ final class Harness: @unchecked Sendable {
 
     // MARK: The agent
 
-    /// Starts ferryd and waits until it owns its name on the bus.
-    func startAgent(_ extra: [String] = [], environment extraEnv: [String: String] = [:]) throws {
+    /// Starts ferryd and waits until it owns its name on the bus; `umask`: the one it is started
+    /// with (a shell sets it and execs the agent: the pid stays the agent's).
+    func startAgent(_ extra: [String] = [], environment extraEnv: [String: String] = [:], umask mask: String? = nil) throws {
         let p = Process()
         // ip netns exec execs the agent: the pid stays the agent's.
-        let (exe, args) = inNamespace(Self.ferryd, [
+        var (exe, args) = inNamespace(Self.ferryd, [
             "--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
             "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug",
             // The test machine's disk may be nearly full: keep a small reserve only.
             "--state-reserve-mb", "1", "--state-reserve-percent", "0"] + extra)
+        if let mask { (exe, args) = ("/bin/sh", ["-c", "umask \(mask) && exec \"$0\" \"$@\"", exe] + args) }
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         p.environment = environment.merging(extraEnv) { $1 }

@@ -46,6 +46,7 @@ public enum NoOverwriteMove {
         let src = open(source, O_RDONLY | O_CLOEXEC)
         let dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         defer { if src >= 0 { close(src) }; if dst >= 0 { close(dst) } }
+        if dst >= 0, st.st_mode != 0 { fchmod(dst, st.st_mode & 0o777) }   // the copy keeps the file's mode
         guard src >= 0, dst >= 0 else {
             if dst >= 0 { unlink(tmp) }
             throw Failure.failed("cannot write into \(dir): \(String(cString: strerror(errno)))")
