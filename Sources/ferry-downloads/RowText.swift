@@ -11,7 +11,7 @@ enum RowText {
     }
 
     static func bytes(_ n: Int64) -> String {
-        ByteCountFormatter.string(fromByteCount: n, countStyle: .file)
+        ByteSize.text(n)
     }
 
     /// "3.2 MB of 10 MB · 1.1 MB/s · 6 s left", or why the task waits.

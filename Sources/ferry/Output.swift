@@ -36,13 +36,7 @@ enum Output {
         print(String(decoding: data, as: UTF8.self))
     }
 
-    static func bytes(_ n: Int64) -> String {
-        let units = ["B", "kB", "MB", "GB", "TB"]
-        var v = Double(n)
-        var i = 0
-        while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
-        return i == 0 ? "\(n) B" : String(format: "%.1f %@", v, units[i])
-    }
+    static func bytes(_ n: Int64) -> String { ByteSize.text(n) }
 
     static func progress(_ t: TaskInfo) -> String {
         if let e = t.expected, e > 0 {
