@@ -13,12 +13,12 @@ import Logging
 /// (group commit). If it cannot commit, the core undoes the turn in memory and nothing else
 /// happens.
 public final class Agent {
-    let settings: AgentSettings
+    var settings: AgentSettings
     /// Opened by `start`, once the bus name is this agent's: the store is locked to one agent,
     /// and a replaced agent lets go of it only as it exits.
     private(set) var store: Store!
     let log: Logger
-    private(set) var core: AgentCore
+    var core: AgentCore
     let transfers: Transfers
     let notifier: Notifier
     let network = NetworkWatch()

@@ -10,7 +10,7 @@ import Glibc
 /// armed and the epoll set is empty, so the loop sleeps.
 final class CurlMulti {
     private(set) var multi: UnsafeMutableRawPointer
-    private let limits: (total: Int, host: Int)
+    private var limits: (total: Int, host: Int)
     /// Called for each finished easy handle, after curl returned (so it may remove handles).
     var onDone: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
     /// Called after each round of socket work, before finished transfers are reported.
@@ -43,6 +43,13 @@ final class CurlMulti {
         // transfers ending and starting one by one it closes connections the next task could
         // use (76 connections for 400 small files at 16 at once). A fixed cache keeps them.
         ferry_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(64, limits.total * 4))
+    }
+
+    /// New limits (the user changed the settings): connections already open stay.
+    func setLimits(total: Int, host: Int) {
+        limits = (total, host)
+        ferry_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, total)
+        ferry_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, host)
     }
 
     private func teardown() {

@@ -10,7 +10,7 @@ final class Transfers {
     /// Made for the first transfer: libcurl's global set-up (OpenSSL's, mostly) takes 2.4 MiB
     /// of memory, which an agent that has transferred nothing yet does without.
     private var multi: CurlMulti?
-    private let limits: (total: Int, host: Int)
+    private var limits: (total: Int, host: Int)
     /// Wraps each round of curl's work (the agent makes it one turn).
     var around: (() -> Void) -> Void = { $0() } { didSet { multi?.around = around } }
     private let settings: TransferSettings
@@ -40,6 +40,12 @@ final class Transfers {
         stateDirectory = settings.stateDirectory
         stagingIsLocal = LocalFileSystem.holds(StateFolder(settings.stateDirectory).staging)
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
+    }
+
+    /// The user changed how many transfers may run (the settings).
+    func setConnectionLimits(total: Int, host: Int) {
+        limits = (total, host)
+        multi?.setLimits(total: total, host: host)
     }
 
     /// Transfers whose empty body ended before the core decided on it (see `done`).

@@ -9,5 +9,5 @@ struct FerryCommand: ParsableCommand {
         discussion: "Talks to the ferryd agent on the D-Bus session bus, starting it when needed.",
         version: FerryRelease.version,
         subcommands: [Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
-                      Remove.self, Clear.self, Watch.self, Status.self, View.self, Open.self])
+                      Remove.self, Clear.self, Watch.self, Status.self, View.self, Open.self, Config.self])
 }

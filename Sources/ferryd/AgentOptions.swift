@@ -10,32 +10,38 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 struct AgentOptions: ParsableArguments {
     @Option(help: "Folder for the agent's state (default: $XDG_STATE_HOME/ferry).")
     var stateDir: String?
-    @Option(help: "Folder finished downloads go to by default (default: the XDG download folder).")
+    @Option(help: "Folder finished downloads go to, even when a session names its own (default: the download-folder setting).")
     var downloadDir: String?
-    @Option(help: "Transfers running at once, in total (1-1000).")
-    var maxTransfers = 6
-    @Option(help: "Transfers running at once to one host (1-1000).")
-    var maxPerHost = 2
+    @Option(help: "Transfers running at once, in total (1-1000; default: the max-transfers setting, 6).")
+    var maxTransfers: Int?
+    @Option(help: "Transfers running at once to one host (1-1000; default: the max-per-host setting, 2).")
+    var maxPerHost: Int?
     @Option(help: "First retry delay in milliseconds (doubles each failure).")
     var retryBaseMs: Int64 = 1_000
     @Option(help: "Longest retry delay in milliseconds.")
     var retryCapMs: Int64 = 300_000
+    @Option(help: "Bytes per second all downloads together may receive, e.g. 2M (0: none; default: the download-limit setting).",
+            transform: AgentOptions.size)
+    var downloadLimit: Int64?
+    @Option(help: "Bytes per second all uploads together may send (0: none; default: the upload-limit setting).",
+            transform: AgentOptions.size)
+    var uploadLimit: Int64?
     @Option(help: "Seconds without a byte before a transfer counts as stalled.")
     var stallTimeout = 60
     @Option(help: "CA bundle for TLS verification (default: the system's).")
     var caFile: String?
-    @Flag(help: "Never show notification popups.")
+    @Flag(help: "Never show notification popups (default: the popups setting).")
     var noPopups = false
-    @Option(help: "Downloads ending within this many milliseconds share one popup.")
-    var popupWindowMs: UInt32 = 1_000
+    @Option(help: "Downloads ending within this many milliseconds share one popup (default: the popup-window-ms setting, 1000).")
+    var popupWindowMs: UInt32?
     @Option(help: "Seconds before a download waiting for disk space looks again (doubling up to ten times as long).")
     var spaceRecheck: Double = 30
     @Option(help: "MiB kept free on the state folder's disk (or 1 % of it, whichever is more) so the store can always commit.")
     var stateReserveMb: Int64 = 64
     @Option(help: "Percent of the state folder's disk kept free (when more than --state-reserve-mb).")
     var stateReservePercent: Double = 1
-    @Option(help: "Days after which ended tasks leave the list by themselves (0: never); files stay.")
-    var keepEndedDays: Double = 30
+    @Option(help: "Days after which ended tasks leave the list by themselves (0: never; default: the keep-ended-days setting, 30); files stay.")
+    var keepEndedDays: Double?
     @Option(help: "MiB of data one file handed over by descriptor (CreateUploadFromFd) may hold; the agent keeps a copy until the upload ends.")
     var uploadCopyMaxMb: Int64 = 4_096
     @Option(help: "MiB of such copies one app (or the host's programs together) may hold at once.")
@@ -51,19 +57,24 @@ struct AgentOptions: ParsableArguments {
     @Option(help: "Log level: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
     var logLevel: Logger.Level = .info
 
+    static func size(_ text: String) throws -> Int64 {
+        guard let n = SizeText.bytes(text) else { throw ValidationError("'\(text)' is not a rate: bytes per second, or a size such as 500K or 2M") }
+        return n
+    }
+
     func validate() throws {
         func check(_ ok: Bool, _ option: String, _ value: Any, _ allowed: String) throws {
             guard ok else { throw ValidationError("--\(option) \(value): must be \(allowed)") }
         }
-        try check((1...1000).contains(maxTransfers), "max-transfers", maxTransfers, "1 to 1000")
-        try check((1...1000).contains(maxPerHost), "max-per-host", maxPerHost, "1 to 1000")
+        if let maxTransfers { try check((1...1000).contains(maxTransfers), "max-transfers", maxTransfers, "1 to 1000") }
+        if let maxPerHost { try check((1...1000).contains(maxPerHost), "max-per-host", maxPerHost, "1 to 1000") }
         try check(retryBaseMs >= 1, "retry-base-ms", retryBaseMs, "at least 1")
         try check(retryCapMs >= retryBaseMs, "retry-cap-ms", retryCapMs, "at least --retry-base-ms (\(retryBaseMs))")
         try check(stallTimeout >= 1, "stall-timeout", stallTimeout, "at least 1 second")
         try check(spaceRecheck > 0 && spaceRecheck <= 86_400, "space-recheck", spaceRecheck, "more than 0 and at most 86400 seconds")
         try check(stateReserveMb >= 0, "state-reserve-mb", stateReserveMb, "0 or more")
         try check((0..<100).contains(stateReservePercent), "state-reserve-percent", stateReservePercent, "0 to less than 100")
-        try check(keepEndedDays >= 0 && keepEndedDays <= 36_500, "keep-ended-days", keepEndedDays, "0 (never) to 36500")
+        if let keepEndedDays { try check(keepEndedDays >= 0 && keepEndedDays <= 36_500, "keep-ended-days", keepEndedDays, "0 (never) to 36500") }
         try check(uploadCopyMaxMb >= 0, "upload-copy-max-mb", uploadCopyMaxMb, "0 or more")
         try check(uploadCopiesPerAppMb >= 0, "upload-copies-per-app-mb", uploadCopiesPerAppMb, "0 or more")
         for (option, value) in [("app-max-batch", appMaxBatch), ("app-max-tasks", appMaxTasks), ("app-max-sessions", appMaxSessions),
@@ -75,16 +86,19 @@ struct AgentOptions: ParsableArguments {
         }
     }
 
-    var settings: AgentSettings {
+    /// The settings for this run: the stored ones (GSettings, when its schema is installed),
+    /// each overridden by its flag when given.
+    func settings(_ stored: StoredSettings?) -> AgentSettings {
         var s = AgentSettings()
+        stored?.apply(to: &s)
         if let stateDir { s.core.stateDirectory = stateDir }
         s.core.downloadDirectory = downloadDir
-        s.core.maxTotal = maxTransfers
-        s.core.maxPerHost = maxPerHost
+        if let maxTransfers { s.core.maxTotal = maxTransfers }
+        if let maxPerHost { s.core.maxPerHost = maxPerHost }
         s.core.backoff = Backoff(baseMilliseconds: retryBaseMs, capMilliseconds: retryCapMs)
         s.core.stallSeconds = stallTimeout
         s.core.spaceRecheck = Int64(spaceRecheck * 1_000_000)
-        s.core.keepEnded = Int64(keepEndedDays * 86_400 * 1_000_000)
+        if let keepEndedDays { s.core.keepEnded = Int64(keepEndedDays * 86_400 * 1_000_000) }
         s.core.appLimits.batch = appMaxBatch
         s.core.appLimits.unfinishedTasks = appMaxTasks
         s.core.appLimits.sessions = appMaxSessions
@@ -92,8 +106,10 @@ struct AgentOptions: ParsableArguments {
         s.transfer.caInfo = caFile
         s.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
         s.uploadCopies = UploadCopyLimits(perFileBytes: uploadCopyMaxMb << 20, perOwnerBytes: uploadCopiesPerAppMb << 20)
-        s.popups = !noPopups
-        s.popupWindowMilliseconds = popupWindowMs
+        if noPopups { s.popups = false }
+        if let popupWindowMs { s.popupWindowMilliseconds = popupWindowMs }
+        if let downloadLimit { s.transfer.downloadLimit = downloadLimit }
+        if let uploadLimit { s.transfer.uploadLimit = uploadLimit }
         return s
     }
 }

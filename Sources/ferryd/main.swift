@@ -36,12 +36,23 @@ struct FerryDaemon: ParsableCommand {
         }
         let log = Logger(label: "ferryd")
 
-        var settings = options.settings
-        settings.deliveredFileMode = 0o666 & ~userUmask
+        // The stored settings (GSettings), each overridden by its flag; followed while we run.
+        var stored: StoredSettings?
+        do { stored = try StoredSettings(logger: log) } catch { log.notice("\(error); the defaults and flags apply") }
+        func current() -> AgentSettings {
+            var s = options.settings(stored)
+            s.deliveredFileMode = 0o666 & ~userUmask
+            return s
+        }
+        let settings = current()
 
         let loop = MainLoop()
         let agent = try Agent(settings: settings, logger: log)
         let bus = try BusService(agent: agent, logger: log)
+        stored?.observe { key in
+            log.info("setting \(key) changed")
+            agent.apply(current())
+        }
         var exitCode: Int32 = 0
         bus.own(replace: replace) { outcome in
             switch outcome {

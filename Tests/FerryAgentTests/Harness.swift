@@ -124,7 +124,7 @@ final class Harness: @unchecked Sendable {
     deinit {
         // The accessibility bus and its registry daemon are not our children (bus activation
         // forks twice): anything still running with this test's bus address goes too.
-        if display != nil { killEverythingOnThisBus() }
+        if display != nil || activatesServices { killEverythingOnThisBus() }
         // Children of Foundation's Process start with signals blocked: SIGKILL is the only sure stop.
         for p in background + [agent, faultServer, nginx, notificationServer, dbus] {
             if let p, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
@@ -146,7 +146,8 @@ final class Harness: @unchecked Sendable {
         env["XDG_CONFIG_HOME"] = root + "/home/.config"
         env["XDG_DATA_HOME"] = root + "/home/.local/share"
         env["XDG_DATA_DIRS"] = root + "/nonexistent"   // no system-wide service files
-        env["GSETTINGS_SCHEMA_DIR"] = "/usr/share/glib-2.0/schemas"   // but GSettings' schemas (the proxy's settings)
+        // But GSettings' schemas (the proxy's settings) and Ferry's own, compiled from desktop/.
+        env["GSETTINGS_SCHEMA_DIR"] = "/usr/share/glib-2.0/schemas:" + Self.ferrySchemas
         // No graphical display unless a test starts one: `ferry view` shows text.
         env["WAYLAND_DISPLAY"] = ""
         env["DISPLAY"] = display ?? ""
@@ -155,8 +156,12 @@ final class Harness: @unchecked Sendable {
             env["NO_AT_BRIDGE"] = nil
             env["XDG_DATA_DIRS"] = "/usr/share"   // GTK and the accessibility bus need their settings schemas
         }
-        return env
+        return env.merging(extraEnvironment) { $1 }
     }
+    /// Added to every process this harness starts (a test's GSettings backend, say).
+    var extraEnvironment: [String: String] = [:]
+    /// The bus may have started services (dconf) that outlive it unless killed.
+    var activatesServices = false
 
     private func startBus() throws {
         let config = root + "/bus.conf"
@@ -199,11 +204,13 @@ final class Harness: @unchecked Sendable {
 
     /// Starts ferryd and waits until it owns its name on the bus; `umask`: the one it is started
     /// with (a shell sets it and execs the agent: the pid stays the agent's).
-    func startAgent(_ extra: [String] = [], environment extraEnv: [String: String] = [:], umask mask: String? = nil) throws {
+    /// `downloadDir`: false lets the agent choose (the download-folder setting, else XDG's).
+    func startAgent(_ extra: [String] = [], environment extraEnv: [String: String] = [:], umask mask: String? = nil,
+                    downloadDir: Bool = true) throws {
         let p = Process()
         // ip netns exec execs the agent: the pid stays the agent's.
         var (exe, args) = inNamespace(Self.ferryd, [
-            "--state-dir", state, "--download-dir", downloads, "--retry-base-ms", "100",
+            "--state-dir", state] + (downloadDir ? ["--download-dir", downloads] : []) + ["--retry-base-ms", "100",
             "--retry-cap-ms", "2000", "--stall-timeout", "3", "--log-level", "debug",
             // The test machine's disk may be nearly full: keep a small reserve only.
             "--state-reserve-mb", "1", "--state-reserve-percent", "0"] + extra)

@@ -4,6 +4,8 @@ import FoundationEssentials
 /// Where things live per the XDG specs, for the agent, the library and the CLI alike.
 public enum XDG {
     public static var home: String { String(cString: g_get_home_dir()) }
+    /// $XDG_CONFIG_HOME (~/.config).
+    public static var configHome: String { String(cString: g_get_user_config_dir()) }
 
     /// $XDG_STATE_HOME/ferry (default ~/.local/state/ferry). Per the XDG base directory spec a
     /// relative XDG_STATE_HOME is invalid and ignored.

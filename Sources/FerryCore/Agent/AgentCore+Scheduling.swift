@@ -6,7 +6,7 @@ extension AgentCore {
     /// Starts what may run. No gate on the network monitor: "no default route" is not
     /// "unreachable" (a LAN, loopback); attempts that cannot reach their server wait for it.
     mutating func schedule(_ ledger: AgentLedger) {
-        guard tasks.scheduler.freeSlots > 0 else { return }
+        guard tasks.scheduler.freeSlots > 0, networkAllowed else { return }
         var plan = tasks.scheduler
         let next: [TaskRecord]
         do {
@@ -61,11 +61,13 @@ extension AgentCore {
     mutating func networkChanged(_ state: NetworkState, _ ledger: AgentLedger) {
         log(.info, state.available ? "world.network available" : "world.network changed; no default route")
         let flipped = world.networkKnown && world.network.available != state.available
+        // Metered now, and the user does not allow that: what runs stops and waits.
+        let refused = !settings.allowMetered && state.metered && !world.network.metered
         world.network = state
         world.networkKnown = true
-        if flipped {
+        if flipped || refused {
             for id in tasks.attached.sorted() { _ = try? withMachine(id, ledger) { m, now in m.networkChanged(now: now) } }
-            out.append(.dropConnections)
+            if flipped { out.append(.dropConnections) }
         }
         for r in (try? ledger.waitingForNetwork()) ?? [] {
             _ = try? withMachine(r.id, ledger) { m, now in m.networkReturned(now: now) }

@@ -63,7 +63,8 @@ extension AgentCore {
                 if tasks.finalizing.insert(id).inserted {
                     // A sandboxed app's files stay where it can read them: its default or its inbox.
                     let c = config(r.session)
-                    let dir = c.app.isEmpty ? settings.downloadDirectory ?? c.defaultDirectory : c.defaultDirectory ?? inbox(r.session, c)
+                    let dir = c.app.isEmpty ? settings.downloadDirectory ?? c.defaultDirectory ?? settings.downloadFolder
+                                           : c.defaultDirectory ?? inbox(r.session, c)
                     out.append(.finalize(r, defaultDirectory: dir, confined: !c.app.isEmpty))
                 }
             case .scheduleRetry(let at):

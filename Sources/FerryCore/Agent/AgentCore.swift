@@ -27,10 +27,15 @@ public struct AgentCore: Sendable {
         public var keepEnded: Int64 = 30 * 86_400 * 1_000_000
         /// What one sandboxed app may hold at once.
         public var appLimits = AppLimits()
+        /// The user's download folder (the download-folder setting): where a host session's
+        /// downloads go when neither the task nor the session names a folder (nil: XDG's).
+        public var downloadFolder: String?
+        /// The allow-metered setting: off, nothing transfers over a metered network.
+        public var allowMetered = true
         public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
 
-    public let settings: Settings
+    public internal(set) var settings: Settings
     var tasks: RunningTasks
     var sessions = SessionBook()
     var user = UserDelivery()
@@ -78,6 +83,7 @@ public struct AgentCore: Sendable {
         case .appLaunchFailed(let session, let message): appLaunchFailed(session, message)
         case .appExited(let session, let status): appExited(session, status: status)
         case .popupActivated: resetBadge()
+        case .settingsChanged(let s): settingsChanged(s, ledger)
         case .stopping(let received): stopping(received)
         }
         let effects = out
@@ -164,6 +170,9 @@ public struct AgentCore: Sendable {
         core.tasks.carryOver(detached: start.detached, finalized: start.finalized, touched: start.touched)
         core.wakes = wakes
         core.world = world
+        core.settings = settings   // the user's settings are not the turn's to take back
+        core.tasks.scheduler.maxTotal = tasks.scheduler.maxTotal
+        core.tasks.scheduler.maxPerHost = tasks.scheduler.maxPerHost
         self = core
         self.now = now
         out = []

@@ -21,6 +21,8 @@ public enum AgentInput: Sendable {
     case appExited(session: String, status: Int32)
     /// The user clicked one of our popups: they have looked, the badge resets.
     case popupActivated
+    /// The user changed the agent's settings while it runs.
+    case settingsChanged(AgentCore.Settings)
     /// The agent stops: running transfers were detached with these bytes on disk. Their tasks
     /// stay "running" in the store; the next start queues them again.
     case stopping(received: [Int64: Int64])

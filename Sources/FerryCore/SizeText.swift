@@ -1,0 +1,18 @@
+/// Sizes as people type them for limits: "500K", "2M", "1.5G", "750000" (bytes). K, M and G
+/// are powers of 1024, as in curl's --limit-rate and wget's --limit-rate; "KB", "KiB" and "k"
+/// mean the same.
+public enum SizeText {
+    public static func bytes(_ text: String) -> Int64? {
+        var t = Substring(text.trimmingSpaces.lowercased())
+        if t.hasSuffix("ib") { t = t.dropLast(2) } else if t.hasSuffix("b") { t = t.dropLast() }
+        var scale: Double = 1
+        if let unit = t.last, let power = ["k": 1, "m": 2, "g": 3, "t": 4][unit] {
+            scale = Double(1 << (10 * power))
+            t = t.dropLast()
+        }
+        guard !t.isEmpty, t.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let n = Double(t) else { return nil }
+        let v = (n * scale).rounded()
+        guard v >= 0, v < 9.2e18 else { return nil }
+        return Int64(v)
+    }
+}

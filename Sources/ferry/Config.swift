@@ -1,0 +1,86 @@
+import ArgumentParser
+import FerryBus
+import FerryCore
+import Foundation
+
+/// `ferry config`: the agent's settings (GSettings schema dev.ferry.Agent). A running agent
+/// follows a change at once; a ferryd flag still wins for the run it was given to.
+struct Config: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show or change the agent's settings.",
+        discussion: """
+        The settings live where the desktop keeps settings (dconf; without it, \
+        ~/.config/ferry/settings.ini). A running agent applies a change at once.
+        """,
+        subcommands: [ListSettings.self, Get.self, Set.self, Reset.self],
+        defaultSubcommand: ListSettings.self)
+
+    static func withStore(_ body: (SettingsStore) throws -> Void) throws {
+        do { try body(try SettingsStore()) } catch let e as FerryError {
+            Output.error(e.message)
+            throw ExitCode(e.kind == .invalidArgument ? 2 : 1)
+        }
+    }
+
+    static let keyCompletion = CompletionKind.custom { _, _, _ in (try? SettingsStore().keys) ?? [] }
+
+    struct ListSettings: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "Every setting: its value, default and meaning.",
+            discussion: "Example: ferry config list --json | jq '.[] | select(.set)'")
+        @Flag(help: "Print JSON (an array of objects: key, value, default, set, allowed, summary, description).")
+        var json = false
+
+        func run() throws {
+            try Config.withStore { store in
+                let infos = try store.keys.map { try store.info($0) }
+                if json {
+                    return try Output.printJSON(infos.map { i -> [String: Any] in
+                        ["key": i.key, "value": Config.jsonValue(i.value, i.type), "default": Config.jsonValue(i.defaultValue, i.type),
+                         "set": i.isSet, "allowed": i.allowed, "summary": i.summary, "description": i.description]
+                    })
+                }
+                for i in infos {
+                    let shown = i.value.isEmpty ? "''" : i.value
+                    print("\(i.key) = \(shown)" + (i.isSet ? "" : "  (default)"))
+                    print("    \(i.summary). \(i.description)")
+                    print("    default \(i.defaultValue.isEmpty ? "''" : i.defaultValue); \(i.allowed)")
+                }
+            }
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print one setting's value.",
+                                                        discussion: "Example: ferry config get download-limit")
+        @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
+        func run() throws { try Config.withStore { print(try $0.info(key).value) } }
+    }
+
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a setting.",
+            discussion: """
+            Limits take bytes per second or a size: 500K, 2M (powers of 1024, as curl's --limit-rate). \
+            Examples: ferry config set download-limit 2M; ferry config set max-transfers 3; \
+            ferry config set download-folder ~/Videos
+            """)
+        @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
+        @Argument(help: "The new value.") var value: String
+        func run() throws { try Config.withStore { try $0.set(key, value) } }
+    }
+
+    struct Reset: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Put a setting back to its default.")
+        @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
+        func run() throws { try Config.withStore { try $0.reset(key) } }
+    }
+
+    static func jsonValue(_ text: String, _ type: String) -> Any {
+        switch type {
+        case "b": return text == "true"
+        case "i", "u", "x": return Int64(text) ?? text
+        default: return text
+        }
+    }
+}
