@@ -11,7 +11,8 @@ extension Agent {
         }
         notifier.enabled = new.popups
         notifier.windowMilliseconds = new.popupWindowMilliseconds
-        transfers.setConnectionLimits(total: new.core.maxTotal, host: new.core.maxPerHost)
+        transfers.setLimits(total: new.core.maxTotal, host: new.core.maxPerHost,
+                            download: new.transfer.downloadLimit, upload: new.transfer.uploadLimit)
         feed(.settingsChanged(new.core))
     }
 }

@@ -4,10 +4,7 @@ import FerryCore
 import Glibc
 
 /// A transfer that could not start (its errno decides: ENOSPC waits for space).
-struct TransferStartFailure: Error {
-    var errno: Int32
-    var message: String
-}
+struct TransferStartFailure: Error { var errno: Int32; var message: String }
 
 /// One attempt of one task: a curl easy handle writing into the task's staging file, or,
 /// for an upload, reading the body from the app's file (the response body is dropped).
@@ -20,8 +17,7 @@ final class Transfer {
     let proxy: ProxyChoice?
     let easy: UnsafeMutableRawPointer
     let isUpload: Bool
-    /// The byte the request asked to start at.
-    private let requestedOffset: Int64
+    private let requestedOffset: Int64   // the byte the request asked to start at
     /// Headers of a response whose body began, until the agent takes them.
     private var head: ResponseHead?
     /// Paused at the first body bytes (or ended with an empty body): the core decides next.
@@ -41,6 +37,7 @@ final class Transfer {
     /// until the loop has served its other sources: from a fast server curl reads up to 100
     /// buffers (50 MiB) in one call, which held every D-Bus call for 100-200 ms.
     var roundBytes = 0, yielded = false
+    var bucket = TokenBucket()   // the user's speed limit for it (see `RateGovernor`)
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
     private(set) var bytesThisAttempt: Int64 = 0
@@ -225,6 +222,7 @@ final class Transfer {
     /// Upload body: the next piece of the file. Progress counts bytes handed to curl.
     private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
+        if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }   // CURL_READFUNC_PAUSE
         var n: Int
         repeat { n = read(fd, data, length) } while n < 0 && errno == EINTR
         guard n >= 0 else {
@@ -233,6 +231,7 @@ final class Transfer {
         }
         received += Int64(n)
         bytesThisAttempt += Int64(n)
+        bucket.spend(n)
         return n
     }
 
@@ -253,6 +252,7 @@ final class Transfer {
             yielded = true
             return Self.pauseWriting
         }
+        if bucket.rate > 0, !bucket.take(length, now: Transfer.now) { return Self.pauseWriting }
         roundBytes += length
         if pendingCount + length > pending.count {
             guard flush() else { return 0 }

@@ -35,17 +35,24 @@ final class Transfers {
     /// Hands an input to the agent (inside the turn of the curl round that produced it).
     var feed: (AgentInput) -> Void = { _ in }
 
+    /// The user's download and upload limits, shared by the running transfers.
+    private lazy var governor = RateGovernor(download: settings.downloadLimit, upload: settings.uploadLimit) { [unowned self] in
+        Array(running.values)
+    }
+
     init(settings: AgentSettings) {
         self.settings = settings.transfer
+        defer { governor.resume = { [unowned self] t in resumeLimited(t) } }
         stateDirectory = settings.stateDirectory
         stagingIsLocal = LocalFileSystem.holds(StateFolder(settings.stateDirectory).staging)
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
     }
 
-    /// The user changed how many transfers may run (the settings).
-    func setConnectionLimits(total: Int, host: Int) {
+    /// The user changed how many transfers may run, or how fast (the settings).
+    func setLimits(total: Int, host: Int, download: Int64, upload: Int64) {
         limits = (total, host)
         multi?.setLimits(total: total, host: host)
+        governor.setLimits(download: download, upload: upload)
     }
 
     /// Transfers whose empty body ended before the core decided on it (see `done`).
@@ -64,6 +71,7 @@ final class Transfers {
                 absorb(t)
                 if !t.yielded { t.roundBytes = 0 }   // a new round, a new share
             }
+            for t in moved where t.bucket.paused && running[t.taskID] === t { governor.paused(t) }
             let yielded = moved.filter { $0.yielded && running[$0.taskID] === $0 }
             if !yielded.isEmpty { resumeNextTurn(yielded) }
         }
@@ -137,6 +145,7 @@ final class Transfers {
         case .ready(let t):
             t.onTouched = { [unowned self] in touched.append($0) }
             running[id] = t
+            governor.transfersChanged()
             curl.add(t.easy)
             CrashPoint.reached(.transferStarted)
         case .failed(let outcome):
@@ -164,6 +173,16 @@ final class Transfers {
         }
     }
 
+    /// A transfer paused for its speed limit has credit again (one waiting for the core stays).
+    private func resumeLimited(_ t: Transfer) {
+        guard running[t.taskID] === t, !t.awaitingDecision else { return }
+        around {
+            t.bucket.paused = false
+            curl.resume(t.easy)
+        }
+        if t.bucket.paused { governor.paused(t) }
+    }
+
     /// The core's decision on a response's body: the paused transfer carries it out and goes
     /// on; one whose (empty) body ended meanwhile ends now.
     func continueBody(_ id: Int64, _ decision: TaskMachine.BodyDecision) {
@@ -183,6 +202,7 @@ final class Transfers {
         if let (t, _) = endedUndecided.removeValue(forKey: id) { return t.received }
         guard let t = running.removeValue(forKey: id) else { return nil }
         multi?.remove(t.easy)
+        governor.transfersChanged()
         t.sync()
         return t.received
     }
@@ -209,6 +229,7 @@ final class Transfers {
         CrashPoint.reached(.transferEnded)
         multi?.remove(easy)
         guard running.removeValue(forKey: t.taskID) != nil else { return }
+        governor.transfersChanged()
         if code == 0 && !t.began && !t.isUpload {
             // An empty body never reached the write callback: its head goes to the core too,
             // and the attempt ends once the core has decided (`continueBody`).

@@ -1,0 +1,31 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Testing
+
+/// The user's download limit (setting download-limit) holds a transfer from a fast loopback
+/// server back, and lifting it while the transfer runs lets it finish at full speed.
+/// (How exactly the limit is kept and shared is measured in Benchmarks/run's limit case.)
+@Suite(.serialized) struct BandwidthTests {
+    @Test func theDownloadLimitHoldsAndLiftsWhileRunning() throws {
+        let h = try Harness()
+        h.useMemoryBackend()
+        try h.makeFile("big.bin", size: 4_000_000)
+        try h.startFaultServer()
+        try h.config("set", "download-limit", "100K")
+        try h.startAgent()
+        let r = try h.ferry("download", h.faultURL("big.bin"))
+        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        try h.eventually("the download running") { try h.show(id)["state"] as? String == "running" }
+        let began = Date()
+        try h.eventually("300 kB received") { (try h.show(id)["received"] as? Int ?? 0) >= 300_000 }
+        // At 100 KiB/s 300 kB take about 3 s (curl may start with one buffer's worth at once);
+        // unlimited, the whole file takes milliseconds on loopback.
+        #expect(Date().timeIntervalSince(began) > 1.5)
+        #expect(try h.show(id)["state"] as? String == "running")
+
+        try h.config("set", "download-limit", "0")
+        // The rest (3.7 MB) would take 36 s at the old limit.
+        try h.eventually("completed once the limit is lifted", timeout: 15) { try h.show(id)["state"] as? String == "completed" }
+    }
+}
