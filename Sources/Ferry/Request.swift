@@ -6,8 +6,13 @@ public struct FerryRequest: Sendable, Equatable {
     /// GET or POST for downloads; PUT or POST for uploads. nil = GET / PUT.
     public var httpMethod: String?
     public var allHTTPHeaderFields: [String: String]
+    /// Not before this moment (URLSessionTask.earliestBeginDate). On the request, not the task:
+    /// the agent holds the task from the moment it is made. After `resume()` the task waits
+    /// (reason `scheduled`) until then, across restarts of the app and the agent.
+    public var earliestBeginDate: Date?
 
-    public init(url: URL, httpMethod: String? = nil, allHTTPHeaderFields: [String: String] = [:]) {
+    public init(url: URL, httpMethod: String? = nil, allHTTPHeaderFields: [String: String] = [:], earliestBeginDate: Date? = nil) {
         self.url = url; self.httpMethod = httpMethod; self.allHTTPHeaderFields = allHTTPHeaderFields
+        self.earliestBeginDate = earliestBeginDate
     }
 }

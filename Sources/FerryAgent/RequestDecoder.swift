@@ -103,7 +103,14 @@ enum RequestDecoder {
             }
             r.headers = h
         }
-        if o.paused == true { r.state = .paused }
+        if o.paused == true {
+            r.state = .paused
+            r.retryAt = o.earliestBegin   // kept for ResumeTask: then it waits for its time
+        } else if let at = o.earliestBegin {   // waits for its time like a retry (the core arms the wake)
+            r.state = .waiting
+            r.reason = .scheduled
+            r.retryAt = at
+        }
         if let method = o.method {
             // The kind's default method (GET, PUT) or POST; the default is stored as nil.
             let m = method.uppercased(), standard = r.kind == .upload ? "PUT" : "GET"

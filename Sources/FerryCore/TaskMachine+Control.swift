@@ -21,7 +21,7 @@ extension TaskMachine {
 
     /// A scheduled retry is due: back into the queue.
     public mutating func retryDue(now: Int64) -> [Action] {
-        guard record.state == .waiting, record.reason == .retry || record.reason == .space || record.reason == .proxy else { return [] }
+        guard record.state == .waiting, [.retry, .space, .proxy, .scheduled].contains(record.reason) else { return [] }
         move(to: .queued, now: now)
         return [.persist]
     }
@@ -87,14 +87,20 @@ extension TaskMachine {
 
     public mutating func resume(now: Int64) throws -> [Action] {
         switch record.state {
+        case .paused where record.retryAt.map { $0 > now } == true:
+            // Created paused with a start time still to come (the library's tasks): now it waits for it.
+            let at = record.retryAt!
+            wait(.scheduled, error: nil, retryAt: at, now: now)
+            return [.persist, .scheduleRetry(atMicroseconds: at)]
         case .paused, .failed:
             // Quarantined bytes (a checksum mismatch) are never retried from.
             let discard: [Action] = record.errorName == "ChecksumMismatch" ? [.discardPartial] : []
             move(to: .queued, now: now)
             record.error = nil; record.errorName = nil; record.attempts = 0
             return discard + [.persist]
-        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network || record.reason == .proxy:
-            // The user says "try now" (space was freed, the cable is back): no waiting for a timer.
+        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network || record.reason == .proxy
+                            || record.reason == .scheduled:
+            // The user says "try now" (space was freed, the cable is back; start it now): no waiting for a timer.
             move(to: .queued, now: now)
             record.attempts = 0
             return [.persist]

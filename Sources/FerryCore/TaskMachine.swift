@@ -66,7 +66,7 @@ public struct TaskMachine: Sendable {
     }
 
     /// Waiting for `reason`; looked at again at `retryAt` (nil: when something changes).
-    mutating func wait(_ reason: WaitReason, error: String, retryAt: Int64?, now: Int64) {
+    mutating func wait(_ reason: WaitReason, error: String?, retryAt: Int64?, now: Int64) {
         record.state = .waiting
         record.reason = reason
         record.error = error

@@ -14,4 +14,5 @@ public enum WaitReason: String, Sendable, Codable {
     case space     // the disk is full; retried later
     case credentials   // the server wants authentication; the app was asked (a challenge event)
     case proxy     // the proxy for the URL refused or could not be reached; retried later
+    case scheduled // created with an earliest-begin time still to come (iOS's earliestBeginDate)
 }

@@ -35,6 +35,7 @@ enum RowText {
         case .space?: return "Waiting for disk space"
         case .credentials?: return "Waiting for a password"
         case .proxy?: return "Waiting for the proxy" + (t.error.map { ": " + $0 } ?? "")
+        case .scheduled?: return t.retryAt.map { "Starts at " + clock($0) } ?? "Scheduled"
         case .retry?:
             guard let at = t.retryAt else { return "Waiting to retry" }
             return "Retrying at " + clock(at)

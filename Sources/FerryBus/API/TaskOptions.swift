@@ -5,9 +5,10 @@ import FerryCore
 public struct TaskOptions: Sendable, Equatable {
     public enum Key: String, CaseIterable, Sendable {
         case directory, output, sha256, description, headers, paused, method
+        case earliestBegin = "earliest-begin"
     }
     /// The keys an upload takes (no destination, no checksum).
-    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method]
+    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin]
 
     public var directory: String?
     public var output: String?
@@ -16,6 +17,8 @@ public struct TaskOptions: Sendable, Equatable {
     public var headers: [String: String]?
     public var paused: Bool?
     public var method: String?
+    /// Not before this moment (µs since the epoch): the task waits with reason `scheduled`.
+    public var earliestBegin: Int64?
     public init() {}
 
     /// Refuses unknown keys and wrong types by name.
@@ -30,6 +33,7 @@ public struct TaskOptions: Sendable, Equatable {
         headers = try OptionValue.stringDict(d, Key.headers.rawValue)
         paused = try OptionValue.bool(d, Key.paused.rawValue)
         method = try OptionValue.string(d, Key.method.rawValue)
+        earliestBegin = try OptionValue.count(d, Key.earliestBegin.rawValue).map(Int64.init)
     }
 
     public var bus: [String: Value] {
@@ -41,6 +45,7 @@ public struct TaskOptions: Sendable, Equatable {
         if let v = headers { d[Key.headers.rawValue] = .stringDict(v) }
         if let v = paused { d[Key.paused.rawValue] = .bool(v) }
         if let v = method { d[Key.method.rawValue] = .string(v) }
+        if let v = earliestBegin { d[Key.earliestBegin.rawValue] = .int64(v) }
         return d
     }
 }

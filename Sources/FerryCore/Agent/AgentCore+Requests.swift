@@ -141,6 +141,10 @@ extension AgentCore {
         for r in records { out.append(.taskChanged(r.id, r.state, app: owner)) }
         // Paused tasks wait for ResumeTask (which schedules): nothing to start now.
         if records.contains(where: { $0.state == .queued }) { wake(.schedule) }
+        // Tasks with a start time wait for it like a retry: one wake for the earliest of all.
+        if let at = records.lazy.filter({ $0.state == .waiting }).compactMap(\.retryAt).min() {
+            wake(.retry, noLaterThan: at, due: \.retryDueAt)
+        }
         return records.map(\.id)
     }
 

@@ -1,0 +1,39 @@
+import Testing
+@testable import FerryCore
+
+/// earliest-begin: a task waits (reason scheduled) until its time, on one wake, then starts.
+@Suite struct StartTimeTests {
+    @Test func aScheduledTaskWaitsForItsTimeThenStarts() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let at = d.now + 60_000_000
+        var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
+        draft.state = .waiting; draft.reason = .scheduled; draft.retryAt = at
+        let created = try d.run(.request(.createTasks(session: "s", [draft])))
+        let ids = created.compactMap { if case .reply(.taskIDs(let ids)) = $0 { return ids.first } else { return nil } }
+        let id = try #require(ids.first)
+        #expect(created.contains { if case .wake(.retry, let when) = $0 { return when == at } else { return false } })
+        #expect(try d.wake(.schedule).started.isEmpty)
+        #expect(d.ledger.tasks[id]?.reason == .scheduled)
+
+        d.now = at
+        try d.wake(.retry)
+        #expect(d.ledger.tasks[id]?.state == .queued)
+        #expect(try d.wake(.schedule).started == [id])
+    }
+
+    @Test func createdPausedItWaitsOnceResumedAndAResumeThenStartsIt() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
+        draft.state = .paused; draft.retryAt = d.now + 60_000_000
+        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [draft])) else { Issue.record("no ids"); return }
+        _ = try d.request(.resume(ids[0]))
+        #expect(d.ledger.tasks[ids[0]]?.state == .waiting)
+        #expect(d.ledger.tasks[ids[0]]?.reason == .scheduled)
+        _ = try d.request(.resume(ids[0]))   // "start it now"
+        #expect(d.ledger.tasks[ids[0]]?.state == .queued)
+    }
+}
