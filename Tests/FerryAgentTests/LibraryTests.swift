@@ -131,6 +131,26 @@ extension Array where Element == Recorder.Call {
         session.disconnect()
     }
 
+    /// FerryRequest.earliestBeginDate: after resume() the task waits (reason scheduled) until then.
+    @Test func earliestBeginDateHoldsTheTaskUntilItsTime() throws {
+        let h = try setUp()
+        try h.makeFile("later.bin", size: 10_000)
+        let rec = Recorder()
+        let session = try FerrySession(configuration: config(h), delegate: rec)
+        let begin = Date().addingTimeInterval(3)
+        let request = FerryRequest(url: URL(string: h.faultURL("later.bin"))!, earliestBeginDate: begin)
+        let task = try session.downloadTask(with: request)
+        task.resume()
+        try h.eventually("the task waiting for its time") {
+            let info = try h.show(Int64(task.taskIdentifier))
+            return info["state"] as? String == "waiting" && info["reason"] as? String == "scheduled"
+        }
+        let calls = try rec.wait("completion") { $0.completed(task.taskIdentifier) != nil }
+        #expect(calls.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: nil, hasResumeData: false))
+        #expect(Date() >= begin)
+        session.disconnect()
+    }
+
     @Test func anUnmovedFileGoesToTheDefaultDestination() throws {
         let h = try setUp()
         let body = try h.makeFile("report.pdf", size: 10_000)
