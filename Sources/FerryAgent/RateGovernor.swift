@@ -13,16 +13,18 @@ final class RateGovernor {
     private var moved: [Int64: Int64] = [:]
     private var lookedAt: Int64 = 0
     private var timer: UInt32 = 0
-    private var transfers: () -> [Transfer] = { [] }
+    private let transfers: () -> [Transfer]
+    private let caps: () -> [Int64: Int64]
     /// Goes on with a transfer paused for its limit (Transfers: curl unpaused in a turn).
     var resume: (Transfer) -> Void = { _ in }
     /// Transfers paused for their limit, and the timer that lets each go on.
     private var waits: [Int64: UInt32] = [:]
 
-    init(download: Int64, upload: Int64, transfers: @escaping () -> [Transfer]) {
+    init(download: Int64, upload: Int64, transfers: @escaping () -> [Transfer], caps: @escaping () -> [Int64: Int64]) {
         self.download.limit = download
         self.upload.limit = upload
         self.transfers = transfers
+        self.caps = caps
     }
 
     /// The user changed a limit: applied at once.
@@ -69,7 +71,8 @@ final class RateGovernor {
             for t in running where moved[t.taskID] == nil { moved[t.taskID] = t.bytesMovedThisAttempt }
             for t in running { if t.isUpload { upRates[t.taskID] = .some(nil) } else { downRates[t.taskID] = .some(nil) } }
         }
-        let allowances = download.share(rates: downRates).merging(upload.share(rates: upRates)) { $1 }
+        let capped = caps()
+        let allowances = download.share(rates: downRates, caps: capped).merging(upload.share(rates: upRates, caps: capped)) { $1 }
         for t in running {
             t.limitSpeed(to: allowances[t.taskID] ?? 0)
             if t.bucket.paused { paused(t) }   // its wait, at the new rate

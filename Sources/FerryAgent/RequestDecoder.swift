@@ -111,6 +111,11 @@ enum RequestDecoder {
             r.reason = .scheduled
             r.retryAt = at
         }
+        if let p = o.priority {
+            guard p >= 0, p <= 1 else { throw FerryError(.invalidArgument, "priority \(p): must be from 0 to 1") }
+            r.priority = p
+        }
+        if let rate = o.maxRate { r.maxRate = rate }
         if let method = o.method {
             // The kind's default method (GET, PUT) or POST; the default is stored as nil.
             let m = method.uppercased(), standard = r.kind == .upload ? "PUT" : "GET"

@@ -85,6 +85,10 @@ extension Int64: SQLiteValue {
     func bind(to statement: OpaquePointer, at index: Int32) { sqlite3_bind_int64(statement, index, self) }
 }
 
+extension Double: SQLiteValue {
+    func bind(to statement: OpaquePointer, at index: Int32) { sqlite3_bind_double(statement, index, self) }
+}
+
 extension Int: SQLiteValue {
     func bind(to statement: OpaquePointer, at index: Int32) { sqlite3_bind_int64(statement, index, Int64(self)) }
 }
@@ -190,6 +194,7 @@ struct SQLiteRow {
 
     func int(_ i: Int32) -> Int64 { sqlite3_column_int64(statement, i) }
     func optionalInt(_ i: Int32) -> Int64? { sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : int(i) }
+    func double(_ i: Int32) -> Double { sqlite3_column_double(statement, i) }
     func text(_ i: Int32) -> String { optionalText(i) ?? "" }
     func optionalText(_ i: Int32) -> String? {
         guard let p = sqlite3_column_text(statement, i) else { return nil }   // NULL

@@ -37,7 +37,7 @@ extension Store {
         return """
             INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                 directory, output, file, suggested_name, sha256, description, headers, error, error_name,
-                attempts, retry_at, created, updated, kind, method, upload_file, id)
+                attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, id)
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
             """
     }
@@ -67,7 +67,7 @@ extension Store {
                 UPDATE tasks SET url=?, \(keepingState ? "" : "host=?, state=?, ")reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
-                    kind=?, method=?, upload_file=?
+                    kind=?, method=?, upload_file=?, priority=?, max_rate=?
                 WHERE id = ?
                 """)
             try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
@@ -103,7 +103,7 @@ extension Store {
         return try read { db in try Self.records(db.cached(sql), scope.args + [limit, offset]) }
     }
 
-    /// Queued tasks to start next, oldest first. `take` says whether one may start (host limits);
+    /// Queued tasks to start next: the highest priority first, then the oldest. `take` says whether one may start (host limits);
     /// hosts it refuses are left out of the following pages, so one busy host cannot hide the others.
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
@@ -120,18 +120,20 @@ extension Store {
             guard try othersQueued(excludingHosts) else { return [] }
             var out: [TaskRecord] = []
             var skipHosts = excludingHosts
-            var after: Int64 = 0
+            var after: (priority: Double, id: Int64) = (2, 0)   // above every priority
             // A page about as long as what is wanted (decoding a row costs more than finding it),
             // doubling while rows are skipped.
             var page = min(256, limit + 8)
             while out.count < limit {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
-                let args: [any SQLiteValue] = [after] + Array(skipHosts) + [page]
+                let args: [any SQLiteValue] = [after.priority, after.priority, after.id] + Array(skipHosts) + [page]
                 queuePagesRead += 1
-                let rows = try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND id > ?\(placeholders) ORDER BY id LIMIT ?"),
-                                            args)
+                let rows = try Self.records(db.cached("""
+                    SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND (priority < ? OR (priority = ? AND id > ?))\(placeholders)
+                    ORDER BY priority DESC, id LIMIT ?
+                    """), args)
                 guard let last = rows.last else { break }
-                after = last.id
+                after = (last.priority, last.id)
                 let skippedBefore = skipHosts.count
                 for r in rows {
                     if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
@@ -242,7 +244,7 @@ extension Store {
     static let taskColumns = """
         id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
         file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
-        updated, kind, method, upload_file
+        updated, kind, method, upload_file, priority, max_rate
         """
 
     /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.

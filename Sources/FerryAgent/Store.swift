@@ -232,5 +232,11 @@ final class Store {
                 DROP TRIGGER task_counts_insert;
                 DROP TRIGGER queued_hosts_insert;
                 """),
+        // The queue is read by priority, then age: an index of the queued tasks only.
+        ("v6: priorities and per-task speed limits", """
+                ALTER TABLE tasks ADD COLUMN priority REAL NOT NULL DEFAULT 0.5;
+                ALTER TABLE tasks ADD COLUMN max_rate INTEGER;
+                CREATE INDEX tasks_queue ON tasks(priority DESC, id) WHERE state = 'queued';
+                """),
     ]
 }

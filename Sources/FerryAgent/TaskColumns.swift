@@ -21,6 +21,8 @@ enum TaskColumns {
         r.kind = TaskRecord.Kind(rawValue: row.text(23)) ?? .download
         r.method = row.optionalText(24)
         r.uploadFile = row.optionalText(25)
+        r.priority = row.double(26)
+        r.maxRate = row.optionalInt(27)
         return r
     }
 
@@ -40,7 +42,7 @@ enum TaskColumns {
     }
 
     /// How many parameters `bind` takes with every key.
-    static let count = 26
+    static let count = 28
 
     private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
         if keys == .all { b.add(r.session) }
@@ -51,6 +53,7 @@ enum TaskColumns {
         b.add(r.output); b.add(r.file); b.add(r.suggestedName); b.add(r.sha256); b.add(r.description)
         b.add(Store.headersJSON(r.headers)); b.add(r.error); b.add(r.errorName); b.add(r.attempts); b.add(r.retryAt)
         b.add(r.created); b.add(r.updated); b.add(r.kind.rawValue); b.add(r.method); b.add(r.uploadFile)
+        b.add(r.priority); b.add(r.maxRate)
         b.add(r.id)
     }
 }

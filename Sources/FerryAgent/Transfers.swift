@@ -36,9 +36,11 @@ final class Transfers {
     var feed: (AgentInput) -> Void = { _ in }
 
     /// The user's download and upload limits, shared by the running transfers.
-    private lazy var governor = RateGovernor(download: settings.downloadLimit, upload: settings.uploadLimit) { [unowned self] in
-        Array(running.values)
-    }
+    private lazy var governor = RateGovernor(download: settings.downloadLimit, upload: settings.uploadLimit,
+                                             transfers: { [unowned self] in Array(running.values) },
+                                             caps: { [unowned self] in caps })
+    /// Running tasks' own speed limits (the task's max-rate, or its session's).
+    private var caps: [Int64: Int64] = [:]
 
     init(settings: AgentSettings) {
         self.settings = settings.transfer
@@ -94,6 +96,7 @@ final class Transfers {
         starts += 1
         let start = starts
         preparing[r.id] = start
+        caps[r.id] = r.maxRate.flatMap { $0 > 0 ? $0 : nil }
         proxies.lookup(plan.url) { [weak self] answer in
             guard let self, self.preparing[r.id] == start else { return }   // stopped meanwhile
             switch answer {
@@ -198,10 +201,11 @@ final class Transfers {
     /// Detaches a transfer; its bytes are on disk. Returns how many.
     @discardableResult
     func stop(_ id: Int64) -> Int64? {
-        if preparing.removeValue(forKey: id) != nil { return nil }
+        if preparing.removeValue(forKey: id) != nil { caps[id] = nil; return nil }
         if let (t, _) = endedUndecided.removeValue(forKey: id) { return t.received }
         guard let t = running.removeValue(forKey: id) else { return nil }
         multi?.remove(t.easy)
+        caps[id] = nil
         governor.transfersChanged()
         t.sync()
         return t.received
@@ -229,6 +233,7 @@ final class Transfers {
         CrashPoint.reached(.transferEnded)
         multi?.remove(easy)
         guard running.removeValue(forKey: t.taskID) != nil else { return }
+        caps[t.taskID] = nil
         governor.transfersChanged()
         if code == 0 && !t.began && !t.isUpload {
             // An empty body never reached the write callback: its head goes to the core too,

@@ -11,6 +11,8 @@ public struct SessionConfig: Codable, Sendable, Equatable {
     public var discretionary: Bool = false
     public var allowMetered: Bool = true
     public var perHostLimit: Int = 0
+    /// Each of its tasks' speed limit unless the task sets its own, bytes per second (0: none).
+    public var maxRate: Int64 = 0
     public var requestTimeout: Int = 60
     /// Whole-transfer limit in seconds (iOS's default: 7 days).
     public var resourceTimeout: Int = 7 * 24 * 3600
@@ -39,6 +41,7 @@ public struct SessionConfig: Codable, Sendable, Equatable {
         discretionary = try c.decodeIfPresent(Bool.self, forKey: .discretionary) ?? d.discretionary
         allowMetered = try c.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? d.allowMetered
         perHostLimit = try c.decodeIfPresent(Int.self, forKey: .perHostLimit) ?? d.perHostLimit
+        maxRate = try c.decodeIfPresent(Int64.self, forKey: .maxRate) ?? d.maxRate
         requestTimeout = try c.decodeIfPresent(Int.self, forKey: .requestTimeout) ?? d.requestTimeout
         resourceTimeout = try c.decodeIfPresent(Int.self, forKey: .resourceTimeout) ?? d.resourceTimeout
         popups = try c.decodeIfPresent(Bool.self, forKey: .popups) ?? d.popups

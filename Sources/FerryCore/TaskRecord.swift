@@ -38,6 +38,11 @@ public struct TaskRecord: Sendable, Equatable {
     public var retryAt: Int64?
     public var created: Int64
     public var updated: Int64
+    /// Among queued tasks the higher starts first (0 to 1, URLSessionTask.priority); a running
+    /// task is never stopped for a higher one.
+    public var priority: Double = 0.5
+    /// This task's own speed limit, bytes per second (nil: only the user's limits).
+    public var maxRate: Int64?
 
     public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
                 reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,

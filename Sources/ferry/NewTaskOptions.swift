@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryBus
+import FerryCore
 
 /// The options every new task takes on the command line (download and upload).
 struct NewTaskOptions: ParsableArguments {
@@ -11,6 +12,11 @@ struct NewTaskOptions: ParsableArguments {
                                valueName: "time"),
             transform: NewTaskOptions.startTime)
     var startAt: Int64?
+    @Option(help: "From 0 to 1 (default 0.5): among queued tasks the higher starts first.")
+    var priority: Double?
+    @Option(help: ArgumentHelp("This task's speed limit in bytes per second, or a size such as 500K or 2M.", valueName: "rate"),
+            transform: NewTaskOptions.rate)
+    var maxRate: Int64?
     @Flag(help: "Wait until the task ends (progress bar on a terminal); exit 0 on success.")
     var wait = false
 
@@ -21,11 +27,22 @@ struct NewTaskOptions: ParsableArguments {
         return at
     }
 
+    static func rate(_ text: String) throws -> Int64 {
+        guard let n = SizeText.bytes(text) else { throw ValidationError("--max-rate '\(text)': not a rate (bytes per second, or 500K, 2M)") }
+        return n
+    }
+
+    func validate() throws {
+        if let priority, !(0...1).contains(priority) { throw ValidationError("--priority \(priority): must be from 0 to 1") }
+    }
+
     /// The task options these give.
     var options: TaskOptions {
         var o = TaskOptions()
         o.description = description
         o.earliestBegin = startAt
+        o.priority = priority
+        o.maxRate = maxRate
         return o
     }
 }

@@ -41,6 +41,8 @@ struct Show: ParsableCommand {
             if json {
                 var object = Output.json(t)
                 object["relaunch"] = relaunch
+                object["priority"] = t.priority
+                object["max-rate"] = t.maxRate.map { $0 as Any } ?? NSNull()
                 try Output.printJSON(object)
             } else {
                 print(Output.detail(t, relaunch: relaunch))

@@ -7,6 +7,21 @@ import Testing
 /// server back, and lifting it while the transfer runs lets it finish at full speed.
 /// (How exactly the limit is kept and shared is measured in Benchmarks/run's limit case.)
 @Suite(.serialized) struct BandwidthTests {
+    /// A task's own max-rate holds it back with no overall limit set.
+    @Test func aTasksMaxRateHoldsItBack() throws {
+        let h = try Harness()
+        try h.makeFile("capped.bin", size: 1_000_000)
+        try h.startFaultServer()
+        try h.startAgent()
+        let r = try h.ferry("download", "--max-rate", "100K", h.faultURL("capped.bin"))
+        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        try h.eventually("the download running") { try h.show(id)["state"] as? String == "running" }
+        let began = Date()
+        try h.eventually("300 kB received") { (try h.show(id)["received"] as? Int ?? 0) >= 300_000 }
+        #expect(Date().timeIntervalSince(began) > 1.5)
+        #expect(try h.show(id)["max-rate"] as? Int == 102_400)
+    }
+
     @Test func theDownloadLimitHoldsAndLiftsWhileRunning() throws {
         let h = try Harness()
         h.useMemoryBackend()

@@ -3,9 +3,37 @@ import FerryCore
 import Foundation
 import Testing
 
-/// `ferry download --start-at`: the task waits (reason scheduled) until its time, across a
-/// kill -9 of the agent, and only then fetches.
+/// When queued tasks start: `--start-at` (the task waits, reason scheduled, until its time,
+/// across a kill -9 of the agent, and only then fetches) and `--priority` (the higher first).
 @Suite(.serialized) struct ScheduledTests {
+    @Test func higherPriorityStartsFirstWithoutStoppingTheRunningOne() throws {
+        let h = try Harness()
+        for name in ["first", "low", "high", "middle"] { try h.makeFile("\(name).bin", size: 10_000) }
+        try h.startFaultServer()
+        try h.startAgent(["--max-transfers", "1"])
+        func queue(_ name: String, _ extra: [String] = [], _ query: String = "") throws -> Int64 {
+            let r = try h.run(Harness.ferry, ["download"] + extra + [h.faultURL("\(name).bin", query)])
+            return try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        }
+        let first = try queue("first", ["--priority", "0.1"], "hold=1000")
+        try h.eventually("the first running") { try h.show(first)["state"] as? String == "running" }
+        _ = try queue("low", ["--priority", "0.2"])
+        let high = try queue("high", ["--priority", "0.9"])
+        _ = try queue("middle")
+        #expect(try h.show(high)["priority"] as? Double == 0.9)
+        #expect(try h.show(first)["state"] as? String == "running")   // never stopped for a higher one
+        try h.releaseHolds()
+        try h.eventually("all four completed") {
+            try ["first", "low", "high", "middle"].allSatisfy { name in
+                try h.serverLog().contains { $0.path == "/\(name).bin" && $0.end != nil && $0.status == 200 }
+            }
+        }
+        let order = try h.serverLog().filter { $0.status == 200 }.sorted { $0.start < $1.start }.map(\.path)
+        #expect(order == ["/first.bin", "/high.bin", "/middle.bin", "/low.bin"])
+        let bad = try h.run(Harness.ferry, ["download", "--priority", "2", h.faultURL("low.bin")])
+        #expect(bad.status != 0 && bad.stderr.contains("--priority 2.0: must be from 0 to 1"))
+    }
+
     @Test func aDownloadWaitsForItsStartTimeAcrossAKill() throws {
         let h = try Harness()
         try h.makeFile("late.bin", size: 10_000)

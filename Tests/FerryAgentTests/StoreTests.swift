@@ -103,6 +103,8 @@ import Testing
             r.kind = i % 9 == 0 ? .upload : .download
             r.method = i % 9 == 0 ? "PUT" : nil
             r.uploadFile = i % 9 == 0 ? "/tmp/u\(i)" : nil
+            r.priority = Double(i % 11) / 10
+            r.maxRate = i % 8 == 0 ? Int64(i * 1_024) : nil
             return r
         }
         try store.batch { try store.apply(.insert(records), now: 1) }
@@ -210,6 +212,32 @@ import Testing
         try store.batch { try store.apply(.insert([records[299]]), now: 2) }
         room = 1
         #expect(try store.nextQueued(limit: 5, excludingHosts: [], excludingIDs: [], take: pick).map(\.id) == [1, 300])
+    }
+}
+
+extension StoreTests {
+    /// The queue is read by priority (highest first), then age, across pages and with a busy
+    /// host left out.
+    @Test func theQueueIsReadByPriorityThenAge() throws {
+        let folder = try StoreFolder()
+        let store = try folder.open()
+        let records = (1...600).map { i -> TaskRecord in
+            var r = TaskRecord(id: Int64(i), session: "s", url: "http://h/\(i)", host: i % 2 == 0 ? "even" : "odd")
+            r.priority = [0.5, 0.9, 0.1][i % 3]
+            return r
+        }
+        try store.batch { try store.apply(.insert(records), now: 1) }
+        let all = try store.nextQueued(limit: 600, excludingHosts: [], excludingIDs: []) { _ in .take }.map(\.id)
+        let expected = records.sorted { ($1.priority, $0.id) < ($0.priority, $1.id) }.map(\.id)
+        #expect(all == expected)
+        #expect(all.prefix(3) == [1, 4, 7])   // 0.9 first, oldest first
+        // Host "odd" full after its first: the rest come from "even", still by priority.
+        var oddLeft = 1
+        let picked = try store.nextQueued(limit: 4, excludingHosts: [], excludingIDs: []) { r in
+            if r.host == "odd" { if oddLeft > 0 { oddLeft -= 1; return .take }; return .skipHost }
+            return .take
+        }.map(\.id)
+        #expect(picked == [1, 4, 10, 16])
     }
 }
 

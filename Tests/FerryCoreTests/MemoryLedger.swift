@@ -28,7 +28,7 @@ final class MemoryLedger: AgentLedger {
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
         var out: [TaskRecord] = [], skip = excludingHosts
-        for r in tasks.values.sorted(by: { $0.id < $1.id }) where r.state == .queued && !excludingIDs.contains(r.id) && !skip.contains(r.host) {
+        for r in tasks.values.sorted(by: { ($1.priority, $0.id) < ($0.priority, $1.id) }) where r.state == .queued && !excludingIDs.contains(r.id) && !skip.contains(r.host) {
             switch take(r) {
             case .take: out.append(r)
             case .skipTask: continue

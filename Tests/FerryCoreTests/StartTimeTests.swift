@@ -36,4 +36,18 @@ import Testing
         _ = try d.request(.resume(ids[0]))   // "start it now"
         #expect(d.ledger.tasks[ids[0]]?.state == .queued)
     }
+
+    @Test func aSessionsMaxRateIsEachNewTasksUnlessItSetsItsOwn() throws {
+        var d = CoreDriver()
+        try d.start()
+        var options = SessionOptions()
+        options.maxRate = 50_000
+        try d.openSession("s", options)
+        let plain = try d.download("http://a/1")
+        var own = TaskRecord(session: "", url: "http://a/2", host: "a")
+        own.maxRate = 0   // explicitly none
+        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [own])) else { Issue.record("no ids"); return }
+        #expect(d.ledger.tasks[plain]?.maxRate == 50_000)
+        #expect(d.ledger.tasks[ids[0]]?.maxRate == 0)
+    }
 }

@@ -6,7 +6,7 @@ extension SessionOptions {
     public enum Key: String, CaseIterable, Sendable {
         case launchCommand = "launch-command", relaunch, discretionary, allowMetered = "allow-metered"
         case perHostLimit = "per-host-limit", requestTimeout = "request-timeout", resourceTimeout = "resource-timeout"
-        case popups, keepEvents = "keep-events", defaultDirectory = "default-directory"
+        case popups, keepEvents = "keep-events", defaultDirectory = "default-directory", maxRate = "max-rate"
     }
 
     /// Unknown keys are ignored (older agents gain options over time); a wrong type is refused.
@@ -22,6 +22,7 @@ extension SessionOptions {
         popups = try OptionValue.bool(d, Key.popups.rawValue)
         keepEvents = try OptionValue.bool(d, Key.keepEvents.rawValue)
         defaultDirectory = try OptionValue.string(d, Key.defaultDirectory.rawValue)
+        maxRate = try OptionValue.count(d, Key.maxRate.rawValue).map(Int64.init)
     }
 
     public var bus: [String: Value] {
@@ -36,6 +37,7 @@ extension SessionOptions {
         if let v = popups { d[Key.popups.rawValue] = .bool(v) }
         if let v = keepEvents { d[Key.keepEvents.rawValue] = .bool(v) }
         if let v = defaultDirectory { d[Key.defaultDirectory.rawValue] = .string(v) }
+        if let v = maxRate { d[Key.maxRate.rawValue] = .int64(v) }
         return d
     }
 }

@@ -22,6 +22,9 @@ public struct TaskInfo: Sendable, Equatable {
     public var updated: Int64
     /// The sandboxed app the task belongs to (empty: the host's). In GetTask and ListTasks only.
     public var app: String = ""
+    /// 0 to 1; and the task's own speed limit (nil: none). In GetTask and ListTasks only.
+    public var priority: Double = 0.5
+    public var maxRate: Int64?
 
     public init(_ r: TaskRecord, app: String = "") {
         self.app = app
@@ -30,6 +33,7 @@ public struct TaskInfo: Sendable, Equatable {
         received = r.received; expected = r.expected; file = r.file; error = r.error; errorName = r.errorName
         reason = r.reason; description = r.description; attempts = r.attempts; retryAt = r.retryAt
         created = r.created; updated = r.updated
+        priority = r.priority; maxRate = r.maxRate
     }
 
     public var dictionary: [String: Value] { Value.fields(fields).dictValue ?? [:] }
@@ -40,10 +44,13 @@ public struct TaskInfo: Sendable, Equatable {
             .init("app", .string(app)), .init("attempts", .uint32(UInt32(clamping: attempts))), .init("created", .int64(created)),
             .init("description", .string(description)), .init("error", .string(error ?? "")),
             .init("error-name", .string(errorName ?? "")), .init("expected", .int64(expected ?? -1)), .init("file", .string(file ?? "")),
-            .init("id", .uint64(UInt64(id))), .init("kind", .string(kind.rawValue)), .init("method", .string(method)),
-            .init("reason", .string(reason?.rawValue ?? "")), .init("received", .int64(received)),
+            .init("id", .uint64(UInt64(id))), .init("kind", .string(kind.rawValue)),
         ]
-        f.reserveCapacity(19)
+        f.reserveCapacity(21)
+        if let maxRate { f.append(.init("max-rate", .int64(maxRate))) }   // the defaults stay out of every page
+        f.append(.init("method", .string(method)))
+        if priority != 0.5 { f.append(.init("priority", .double(priority))) }
+        f += [.init("reason", .string(reason?.rawValue ?? "")), .init("received", .int64(received))]
         if let retryAt { f.append(.init("retry-at", .int64(retryAt))) }
         f += [.init("session", .string(session)), .init("state", .string(state.rawValue)), .init("updated", .int64(updated))]
         if let uploadFile { f.append(.init("upload-file", .string(uploadFile))) }
@@ -117,5 +124,7 @@ public struct TaskInfo: Sendable, Equatable {
         retryAt = d["retry-at"]?.int64Value
         created = d["created"]?.int64Value ?? 0
         updated = d["updated"]?.int64Value ?? 0
+        if case .double(let p)? = d["priority"] { priority = p }
+        maxRate = d["max-rate"]?.int64Value
     }
 }

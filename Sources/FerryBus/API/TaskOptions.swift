@@ -5,10 +5,10 @@ import FerryCore
 public struct TaskOptions: Sendable, Equatable {
     public enum Key: String, CaseIterable, Sendable {
         case directory, output, sha256, description, headers, paused, method
-        case earliestBegin = "earliest-begin"
+        case earliestBegin = "earliest-begin", priority, maxRate = "max-rate"
     }
     /// The keys an upload takes (no destination, no checksum).
-    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin]
+    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate]
 
     public var directory: String?
     public var output: String?
@@ -19,6 +19,10 @@ public struct TaskOptions: Sendable, Equatable {
     public var method: String?
     /// Not before this moment (µs since the epoch): the task waits with reason `scheduled`.
     public var earliestBegin: Int64?
+    /// 0 to 1 (default 0.5): among queued tasks the higher starts first.
+    public var priority: Double?
+    /// This task's speed limit, bytes per second (0: none; default: its session's).
+    public var maxRate: Int64?
     public init() {}
 
     /// Refuses unknown keys and wrong types by name.
@@ -34,6 +38,11 @@ public struct TaskOptions: Sendable, Equatable {
         paused = try OptionValue.bool(d, Key.paused.rawValue)
         method = try OptionValue.string(d, Key.method.rawValue)
         earliestBegin = try OptionValue.count(d, Key.earliestBegin.rawValue).map(Int64.init)
+        if let v = d[Key.priority.rawValue] {
+            guard case .double(let p) = v else { throw FerryError(.invalidArgument, "option 'priority' must be a double") }
+            priority = p
+        }
+        maxRate = try OptionValue.count(d, Key.maxRate.rawValue).map(Int64.init)
     }
 
     public var bus: [String: Value] {
@@ -46,6 +55,8 @@ public struct TaskOptions: Sendable, Equatable {
         if let v = paused { d[Key.paused.rawValue] = .bool(v) }
         if let v = method { d[Key.method.rawValue] = .string(v) }
         if let v = earliestBegin { d[Key.earliestBegin.rawValue] = .int64(v) }
+        if let v = priority { d[Key.priority.rawValue] = .double(v) }
+        if let v = maxRate { d[Key.maxRate.rawValue] = .int64(v) }
         return d
     }
 }

@@ -135,6 +135,7 @@ extension AgentCore {
             records[i].session = session
             records[i].created = now
             records[i].updated = now
+            if records[i].maxRate == nil, config(session).maxRate > 0 { records[i].maxRate = config(session).maxRate }
         }
         out.append(.store(.insert(records)))
         let owner = app(ofSession: session)
