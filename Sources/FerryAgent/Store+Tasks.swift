@@ -120,20 +120,32 @@ extension Store {
             guard try othersQueued(excludingHosts) else { return [] }
             var out: [TaskRecord] = []
             var skipHosts = excludingHosts
-            var after: (priority: Double, id: Int64) = (2, 0)   // above every priority
+            // One priority level at a time, highest first, each oldest first: both reads seek in
+            // the queued tasks' index (an ORDER BY over both made SQLite sort the whole queue).
+            func level(below p: Double) throws -> Double? {
+                try db.cached("""
+                    SELECT priority FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND priority < ?
+                    ORDER BY priority DESC LIMIT 1
+                    """).column([p]) { $0.double(0) }.first
+            }
+            var priority = try level(below: 2), after: Int64 = 0
             // A page about as long as what is wanted (decoding a row costs more than finding it),
             // doubling while rows are skipped.
             var page = min(256, limit + 8)
-            while out.count < limit {
+            while out.count < limit, let p = priority {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
-                let args: [any SQLiteValue] = [after.priority, after.priority, after.id] + Array(skipHosts) + [page]
+                let args: [any SQLiteValue] = [p, after] + Array(skipHosts) + [page]
                 queuePagesRead += 1
                 let rows = try Self.records(db.cached("""
-                    SELECT \(Self.taskColumns) FROM tasks WHERE state = 'queued' AND (priority < ? OR (priority = ? AND id > ?))\(placeholders)
-                    ORDER BY priority DESC, id LIMIT ?
+                    SELECT \(Self.taskColumns) FROM tasks INDEXED BY tasks_queue
+                    WHERE state = 'queued' AND priority = ? AND id > ?\(placeholders) ORDER BY id LIMIT ?
                     """), args)
-                guard let last = rows.last else { break }
-                after = (last.priority, last.id)
+                if rows.count < page {   // this level is read to its end: the next one down
+                    priority = try level(below: p)
+                    after = 0
+                } else {
+                    after = rows.last!.id
+                }
                 let skippedBefore = skipHosts.count
                 for r in rows {
                     if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
@@ -144,7 +156,6 @@ extension Store {
                     }
                     if out.count == limit { break }
                 }
-                if rows.count < page { break }
                 // The hosts this page filled may be all that have queued tasks.
                 if skipHosts.count > skippedBefore, try !othersQueued(skipHosts) { break }
                 page = min(256, page * 2)
