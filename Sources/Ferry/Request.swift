@@ -10,9 +10,12 @@ public struct FerryRequest: Sendable, Equatable {
     /// the agent holds the task from the moment it is made. After `resume()` the task waits
     /// (reason `scheduled`) until then, across restarts of the app and the agent.
     public var earliestBeginDate: Date?
+    /// 0 to 1 (URLSessionTask.priority; nil: 0.5): among queued tasks the higher starts first.
+    public var priority: Double?
 
-    public init(url: URL, httpMethod: String? = nil, allHTTPHeaderFields: [String: String] = [:], earliestBeginDate: Date? = nil) {
+    public init(url: URL, httpMethod: String? = nil, allHTTPHeaderFields: [String: String] = [:], earliestBeginDate: Date? = nil,
+                priority: Double? = nil) {
         self.url = url; self.httpMethod = httpMethod; self.allHTTPHeaderFields = allHTTPHeaderFields
-        self.earliestBeginDate = earliestBeginDate
+        self.earliestBeginDate = earliestBeginDate; self.priority = priority
     }
 }

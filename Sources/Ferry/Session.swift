@@ -158,6 +158,7 @@ public final class FerrySession: @unchecked Sendable {
         o.method = request.httpMethod
         if !request.allHTTPHeaderFields.isEmpty { o.headers = request.allHTTPHeaderFields }
         if !description.isEmpty { o.description = description }
+        o.priority = request.priority
         if let d = request.earliestBeginDate { o.earliestBegin = Int64(max(0, d.timeIntervalSince1970) * 1_000_000) }
         return o
     }

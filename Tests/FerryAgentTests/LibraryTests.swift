@@ -138,13 +138,14 @@ extension Array where Element == Recorder.Call {
         let rec = Recorder()
         let session = try FerrySession(configuration: config(h), delegate: rec)
         let begin = Date().addingTimeInterval(3)
-        let request = FerryRequest(url: URL(string: h.faultURL("later.bin"))!, earliestBeginDate: begin)
+        let request = FerryRequest(url: URL(string: h.faultURL("later.bin"))!, earliestBeginDate: begin, priority: 0.8)
         let task = try session.downloadTask(with: request)
         task.resume()
         try h.eventually("the task waiting for its time") {
             let info = try h.show(Int64(task.taskIdentifier))
             return info["state"] as? String == "waiting" && info["reason"] as? String == "scheduled"
         }
+        #expect(try h.show(Int64(task.taskIdentifier))["priority"] as? Double == 0.8)
         let calls = try rec.wait("completion") { $0.completed(task.taskIdentifier) != nil }
         #expect(calls.completed(task.taskIdentifier) == .completed(task.taskIdentifier, error: nil, hasResumeData: false))
         #expect(Date() >= begin)
