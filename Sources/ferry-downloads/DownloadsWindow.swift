@@ -13,19 +13,30 @@ final class DownloadsWindow {
     private let stack = gtk_stack_new()!
     private let entry = gtk_entry_new()!
     private let message = Make.label(classes: ["error"])
+    /// The agent's settings (nil: the schema is not installed, as in a build run from its folder).
+    private let settings: SettingsStore?
+    private var preferences: PreferencesWindow?
 
     init(app: UnsafeMutablePointer<GtkApplication>, client: BusClient) {
         self.client = client
+        settings = try? SettingsStore()
         list = TaskList(client: client)
         window = gtk_application_window_new(app)
         gtk_window_set_title(cast(window), "Downloads")
         gtk_window_set_default_size(cast(window), 760, 560)
 
         let header = gtk_header_bar_new()!
+        gtk_header_bar_pack_end(cast(header), Make.button("Preferences") { [unowned self] in showPreferences() })
         gtk_header_bar_pack_end(cast(header), Make.button("Clear finished") { [unowned self] in
             send(AgentCalls.clearFinished(session: nil)) { _ in }
         })
         gtk_window_set_titlebar(cast(window), header)
+        // Shortcuts: Ctrl+, preferences, Ctrl+L the URL field, Ctrl+W closes, Ctrl+Q quits.
+        let map = UnsafeMutableRawPointer(window)
+        action(map, app, "preferences", keys: ["<Control>comma"]) { [unowned self] in showPreferences() }
+        action(map, app, "focus-url", keys: ["<Control>l"]) { [unowned self] in _ = gtk_widget_grab_focus(entry) }
+        action(map, app, "close", keys: ["<Control>w"]) { [unowned self] in gtk_window_close(cast(window)) }
+        action(UnsafeMutableRawPointer(app), app, "quit", scope: "app", keys: ["<Control>q"]) { g_application_quit(cast(app)) }
 
         gtk_entry_set_placeholder_text(cast(entry), "Paste or drop a URL to download it")
         Accessible.label(entry, "URL to download")
@@ -62,6 +73,15 @@ final class DownloadsWindow {
     func present() {
         gtk_window_present(cast(window))
         send(AgentCalls.resetBadge) { _ in }
+    }
+
+    private func showPreferences() {
+        guard let settings else {
+            say("The settings schema dev.ferry.Agent is not installed (install Ferry's package, or run desktop/install)")
+            return
+        }
+        if preferences == nil { preferences = PreferencesWindow(parent: window, store: settings) }
+        preferences!.present()
     }
 
     // MARK: Layout

@@ -29,6 +29,20 @@ func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escapin
     g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
 }
 
+/// A window or application action ("win.NAME", "app.NAME") and its keyboard shortcuts.
+func action(_ map: UnsafeMutableRawPointer, _ app: UnsafeMutablePointer<GtkApplication>, _ name: String,
+            scope: String = "win", keys: [String], _ handler: @escaping () -> Void) {
+    let a = g_simple_action_new(name, nil)!
+    let c: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, user in Box<() -> Void>.peek(user!)() }
+    g_signal_connect_data(UnsafeMutableRawPointer(a), "activate", unsafeBitCast(c, to: GCallback.self), Box.retained(handler),
+                          release, GConnectFlags(0))
+    g_action_map_add_action(cast(map), cast(a))
+    g_object_unref(cast(a))
+    var accels = keys.map { strdup($0) } + [nil]
+    gtk_application_set_accels_for_action(app, "\(scope).\(name)", accels.withUnsafeMutableBufferPointer { cast($0.baseAddress!) })
+    for p in accels { free(p) }
+}
+
 /// A GtkDropTarget's "drop" with a string value; the handler says whether it took the drop.
 func onDroppedText(_ target: UnsafeMutableRawPointer, _ handler: @escaping (String) -> Bool) {
     let c: @convention(c) (gpointer?, UnsafePointer<GValue>?, Double, Double, gpointer?) -> gboolean = { _, value, _, _, user in

@@ -7,6 +7,10 @@
   window-driver.py has NAME BUTTON     wait for BUTTON in the row that shows NAME
   window-driver.py type FIELD TEXT     type TEXT into the text field named FIELD
   window-driver.py gone NAME           wait until no row shows NAME
+  window-driver.py set NAME VALUE      in any of the app's windows, set the control named NAME
+                                       (a spin button's value, a text field's text)
+  window-driver.py toggle NAME         flip the switch named NAME
+  window-driver.py get NAME [VALUE]    print the control's value (wait until it is VALUE if given)
 
 Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
 """
@@ -33,6 +37,28 @@ def window():
             if w is not None and w.getRoleName() == "frame" and w.name == "Downloads":
                 return w
     return None
+
+
+def control(name):
+    """The control with accessible name NAME in any of the app's windows (e.g. Preferences)."""
+    for app in pyatspi.Registry.getDesktop(0):
+        if app is None or app.name not in ("dev.ferry.Downloads", "ferry-downloads"):
+            continue
+        for frame in app:
+            for n in walk(frame):
+                if n.name == name and n.getRoleName() in ("spin button", "text", "switch", "toggle button", "check box"):
+                    return n
+    return None
+
+
+def value_of(n):
+    role = n.getRoleName()
+    if role == "spin button":
+        return str(int(n.queryValue().currentValue))
+    if role == "text":
+        t = n.queryText()
+        return t.getText(0, t.characterCount)
+    return "true" if n.getState().contains(pyatspi.STATE_CHECKED) else "false"
 
 
 def rows(frame):
@@ -97,6 +123,27 @@ def main(args):
         _, target = until(f"field {field!r}", lambda f: next((n for n in walk(f) if n.getRoleName() == "text" and n.name == field), None))
         target.queryEditableText().setTextContents(text)
         print("typed")
+    elif args[0] in ("set", "toggle", "get"):
+        name = args[1]
+        deadline = time.monotonic() + 30
+        while (n := control(name)) is None:
+            if time.monotonic() > deadline:
+                sys.exit(f"timed out waiting for the control {name!r}")
+            time.sleep(0.1)
+        if args[0] == "set":
+            if n.getRoleName() == "spin button":
+                n.queryValue().currentValue = float(args[2])
+            else:
+                n.queryEditableText().setTextContents(args[2])
+            print("set")
+        elif args[0] == "toggle":
+            n.queryAction().doAction(0)
+            print("toggled")
+        else:
+            want = args[2] if len(args) > 2 else None
+            while want is not None and value_of(n) != want and time.monotonic() < deadline:
+                time.sleep(0.1)
+            print(value_of(n))
     elif args[0] == "gone":
         until(f"{args[1]} gone", lambda f: row_named(f, args[1]) is None)
         print("gone")

@@ -9,7 +9,8 @@ import FerryCore
 /// they always share one store. Main thread only (GSettings is not thread-safe).
 public final class SettingsStore {
     public static let schemaID = "dev.ferry.Agent"
-    private let settings: UnsafeMutablePointer<GSettings>
+    /// The GSettings object, for widgets bound to a key (g_settings_bind).
+    public let settings: UnsafeMutablePointer<GSettings>
     private let schema: OpaquePointer
     /// Where a key file backend keeps the settings (nil: GLib's own backend).
     public let keyFile: String?

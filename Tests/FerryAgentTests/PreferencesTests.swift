@@ -1,0 +1,39 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Testing
+
+/// The Downloads window's Preferences, driven through AT-SPI: each control writes its setting
+/// at once (what `ferry config` reads and the agent follows), and shows a change made elsewhere.
+@Suite(.serialized) struct PreferencesTests {
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func preferencesWriteTheSettingsAndFollowThem() throws {
+        let h = try Harness()
+        h.useMemoryBackend()   // Ferry's key file: the window, the CLI and the agent share it
+        try h.startAgent(downloadDir: false)
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("press", "-", "Preferences")
+
+        _ = try h.windowDriver("set", "Transfers at once", "3")
+        try h.eventually("max-transfers set by the dialog") { try h.config("get", "max-transfers") == "3" }
+        try h.eventually("the agent following it") { h.agentLog.contains("setting max-transfers changed") }
+
+        #expect(try h.windowDriver("get", "Notification popups").trimmingCharacters(in: .newlines) == "true")
+        _ = try h.windowDriver("toggle", "Notification popups")
+        try h.eventually("popups off") { try h.config("get", "popups") == "false" }
+
+        _ = try h.windowDriver("set", "Download limit (KiB/s, 0 for none)", "512")
+        try h.eventually("the limit in bytes") { try h.config("get", "download-limit") == "524288" }
+
+        let folder = h.root + "/home/Chosen"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = try h.windowDriver("set", "Download folder", folder)
+        try h.eventually("the folder set") { try h.config("get", "download-folder") == folder }
+
+        // Changed elsewhere while the dialog is open: the dialog shows it.
+        try h.config("set", "keep-ended-days", "7")
+        #expect(try h.windowDriver("get", "Keep ended downloads in the list (days, 0 for ever)", "7")
+            .trimmingCharacters(in: .newlines) == "7")
+    }
+}
