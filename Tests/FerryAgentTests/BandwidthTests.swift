@@ -22,6 +22,24 @@ import Testing
         #expect(try h.show(id)["max-rate"] as? Int == 102_400)
     }
 
+    /// The upload limit holds what an upload sends (the same bucket, in curl's read callback).
+    @Test func theUploadLimitHoldsAnUpload() throws {
+        let h = try Harness()
+        h.useMemoryBackend()
+        let file = h.root + "/up.bin"
+        try Data(repeating: 7, count: 600_000).write(to: URL(fileURLWithPath: file))
+        try h.startFaultServer()
+        try h.config("set", "upload-limit", "100K")
+        try h.startAgent()
+        let r = try h.ferry("upload", file, h.faultURL("upload/up.bin"))
+        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        try h.eventually("the upload running") { try h.show(id)["state"] as? String == "running" }
+        let began = Date()
+        try h.eventually("completed", timeout: 20) { try h.show(id)["state"] as? String == "completed" }
+        // 600 kB at 100 KiB/s: about 6 s (unlimited: milliseconds).
+        #expect(Date().timeIntervalSince(began) > 3)
+    }
+
     @Test func theDownloadLimitHoldsAndLiftsWhileRunning() throws {
         let h = try Harness()
         h.useMemoryBackend()
