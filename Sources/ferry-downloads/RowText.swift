@@ -54,12 +54,7 @@ enum RowText {
         }
     }
 
-    static func duration(_ seconds: Double) -> String {
-        let s = Int(seconds.rounded(.up))
-        if s < 60 { return "\(s) s" }
-        if s < 3600 { return "\(s / 60) min" }
-        return "\(s / 3600) h \(s % 3600 / 60) min"
-    }
+    static func duration(_ seconds: Double) -> String { TransferSpeed.duration(seconds) }
 
     private static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
 

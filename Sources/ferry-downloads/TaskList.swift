@@ -30,7 +30,7 @@ final class TaskList {
     private var requested: Set<PageKey> = []
     /// Bumped by every reload: pages asked for before it are stale when they arrive.
     private var generation = 0
-    private var speeds: [Int64: (received: Int64, at: Int64, bytesPerSecond: Double)] = [:]
+    private var speeds: [Int64: TransferSpeed] = [:]
     private var changed: [Int64: TaskState] = [:]
     private var removed = false
     private var flushArmed = false
@@ -104,13 +104,7 @@ final class TaskList {
     private func progressed(_ moved: [(Int64, Int64, Int64)]) {
         let now = Int64(g_get_monotonic_time())
         for (id, received, expected) in moved {
-            var speed = 0.0
-            if let s = speeds[id], now > s.at {
-                let seconds = Double(now - s.at) / 1_000_000
-                let recent = Double(received - s.received) / seconds
-                speed = s.bytesPerSecond == 0 ? recent : 0.6 * s.bytesPerSecond + 0.4 * recent
-            }
-            speeds[id] = (received, now, speed)
+            speeds[id, default: TransferSpeed()].sample(received: received, at: now)
             guard let at = locate(id) else { continue }
             pages[at.key]![at.index].received = received
             pages[at.key]![at.index].expected = expected < 0 ? nil : expected

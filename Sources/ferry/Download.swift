@@ -60,11 +60,13 @@ struct Download: ParsableCommand {
         defer { g_main_loop_unref(loop) }
         var outcome: Result<Void, Error>?
         var lastReason: WaitReason?
+        var speed = TransferSpeed()
         func check() {
             do {
                 let t = try agent.task(id)
                 if bar {
-                    FileHandle.standardError.write(Data("\r\u{1B}[K\(progressBar(t))".utf8))
+                    speed.sample(received: t.received, at: Int64(g_get_monotonic_time()))
+                    FileHandle.standardError.write(Data("\r\u{1B}[K\(progressBar(t, speed: t.state == .running ? speed : nil))".utf8))
                 } else if t.state == .waiting, t.reason != lastReason, let r = t.reason {
                     Output.error("task \(id) waiting (\(r.rawValue)): \(t.error ?? "")")
                 }
@@ -106,11 +108,17 @@ struct Download: ParsableCommand {
         try outcome?.get()
     }
 
-    static func progressBar(_ t: TaskInfo) -> String {
+    /// "[#####     ] 3.2 MB/10 MB (32%) 1.1 MB/s, 6 s left".
+    static func progressBar(_ t: TaskInfo, speed: TransferSpeed? = nil) -> String {
         let width = 30
-        guard let e = t.expected, e > 0 else { return "\(Output.stateText(t)) \(Output.bytes(t.received))" }
+        var rate = ""
+        if let s = speed?.bytesPerSecond, s > 0 {
+            rate = " \(Output.bytes(Int64(s)))/s"
+            if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { rate += ", \(TransferSpeed.duration(left)) left" }
+        }
+        guard let e = t.expected, e > 0 else { return "\(Output.stateText(t)) \(Output.bytes(t.received))" + rate }
         let filled = min(width, Int(Double(t.received) / Double(e) * Double(width)))
         return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
-            + Output.progress(t) + (t.state == .running ? "" : " " + Output.stateText(t))
+            + Output.progress(t) + (t.state == .running ? rate : " " + Output.stateText(t))
     }
 }
