@@ -116,6 +116,8 @@ enum RequestDecoder {
             r.priority = p
         }
         if let rate = o.maxRate { r.maxRate = rate }
+        if let n = o.maxAttempts, n > 0 { r.maxAttempts = n }
+        if let t = o.timeout, t > 0 { r.deadline = Int64(t) * 1_000_000 }   // relative until the core dates it
         if let method = o.method {
             // The kind's default method (GET, PUT) or POST; the default is stored as nil.
             let m = method.uppercased(), standard = r.kind == .upload ? "PUT" : "GET"

@@ -37,7 +37,7 @@ extension Store {
         return """
             INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                 directory, output, file, suggested_name, sha256, description, headers, error, error_name,
-                attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, id)
+                attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, id)
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
             """
     }
@@ -67,7 +67,7 @@ extension Store {
                 UPDATE tasks SET url=?, \(keepingState ? "" : "host=?, state=?, ")reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
-                    kind=?, method=?, upload_file=?, priority=?, max_rate=?
+                    kind=?, method=?, upload_file=?, priority=?, max_rate=?, max_attempts=?, deadline=?
                 WHERE id = ?
                 """)
             try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
@@ -255,7 +255,7 @@ extension Store {
     static let taskColumns = """
         id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
         file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
-        updated, kind, method, upload_file, priority, max_rate
+        updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline
         """
 
     /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.

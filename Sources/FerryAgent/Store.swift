@@ -238,5 +238,9 @@ final class Store {
                 ALTER TABLE tasks ADD COLUMN max_rate INTEGER;
                 CREATE INDEX tasks_queue ON tasks(priority DESC, id) WHERE state = 'queued';
                 """),
+        ("v7: a task's own attempts and deadline", """
+                ALTER TABLE tasks ADD COLUMN max_attempts INTEGER;
+                ALTER TABLE tasks ADD COLUMN deadline INTEGER;
+                """),
     ]
 }

@@ -23,6 +23,8 @@ enum TaskColumns {
         r.uploadFile = row.optionalText(25)
         r.priority = row.double(26)
         r.maxRate = row.optionalInt(27)
+        r.maxAttempts = row.optionalInt(28).map { Int($0) }
+        r.deadline = row.optionalInt(29)
         return r
     }
 
@@ -42,7 +44,7 @@ enum TaskColumns {
     }
 
     /// How many parameters `bind` takes with every key.
-    static let count = 28
+    static let count = 30
 
     private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
         if keys == .all { b.add(r.session) }
@@ -53,7 +55,7 @@ enum TaskColumns {
         b.add(r.output); b.add(r.file); b.add(r.suggestedName); b.add(r.sha256); b.add(r.description)
         b.add(Store.headersJSON(r.headers)); b.add(r.error); b.add(r.errorName); b.add(r.attempts); b.add(r.retryAt)
         b.add(r.created); b.add(r.updated); b.add(r.kind.rawValue); b.add(r.method); b.add(r.uploadFile)
-        b.add(r.priority); b.add(r.maxRate)
+        b.add(r.priority); b.add(r.maxRate); b.add(r.maxAttempts.map { Int64($0) }); b.add(r.deadline)
         b.add(r.id)
     }
 }

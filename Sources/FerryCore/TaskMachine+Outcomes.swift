@@ -69,6 +69,15 @@ extension TaskMachine {
         // Progress since the last failure means the path works: start the backoff again.
         record.attempts = progressed ? 1 : record.attempts + 1
         let delay = backoff.delayMilliseconds(attempt: record.attempts, retryAfterSeconds: retryAfter, random: random) * 1_000
+        let resumable = record.received > 0 && record.resumeValidator != nil
+        if let most = record.maxAttempts, record.attempts >= most {
+            return fail(name: "TooManyAttempts", message: "gave up after \(most) attempt\(most == 1 ? "" : "s") (last error: \(message))",
+                        resumable: resumable, now: now)
+        }
+        if let own = record.deadline, now + delay > own {
+            return fail(name: "TimedOut", message: "gave up: the task's timeout was reached (last error: \(message))",
+                        resumable: resumable, now: now)
+        }
         if let deadline, now + delay > deadline {
             return fail(name: "TimedOut", message: "gave up: resource timeout reached (last error: \(message))",
                         resumable: record.received > 0 && record.resumeValidator != nil, now: now)

@@ -43,6 +43,11 @@ public struct TaskRecord: Sendable, Equatable {
     public var priority: Double = 0.5
     /// This task's own speed limit, bytes per second (nil: only the user's limits).
     public var maxRate: Int64?
+    /// Give up after this many failed attempts in a row (nil: retry until the deadline).
+    public var maxAttempts: Int?
+    /// Give up when a retry would come after this moment (µs since the epoch; nil: only the
+    /// session's resource timeout).
+    public var deadline: Int64?
 
     public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
                 reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,

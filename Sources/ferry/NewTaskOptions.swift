@@ -17,6 +17,12 @@ struct NewTaskOptions: ParsableArguments {
     @Option(help: ArgumentHelp("This task's speed limit in bytes per second, or a size such as 500K or 2M.", valueName: "rate"),
             transform: NewTaskOptions.rate)
     var maxRate: Int64?
+    @Option(help: "Give up after this many failed attempts in a row (default: retry until the session's timeout, 7 days).")
+    var tries: Int?
+    @Option(help: ArgumentHelp("Give up when a retry would come later than this after queueing: 90s, 30m, 2h, 1d, or seconds.",
+                               valueName: "duration"),
+            transform: NewTaskOptions.duration)
+    var timeout: Int?
     @Flag(help: "Wait until the task ends (progress bar on a terminal); exit 0 on success.")
     var wait = false
 
@@ -32,7 +38,19 @@ struct NewTaskOptions: ParsableArguments {
         return n
     }
 
+    static func duration(_ text: String) throws -> Int {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        let scale = t.last.flatMap { units[$0] } ?? 1
+        let number = units[t.last ?? " "] == nil ? t : String(t.dropLast())
+        guard let n = Double(number), n > 0, n * Double(scale) < Double(UInt32.max) else {
+            throw ValidationError("--timeout '\(text)': not a duration (90s, 30m, 2h, 1d, or seconds)")
+        }
+        return Int((n * Double(scale)).rounded(.up))
+    }
+
     func validate() throws {
+        if let tries, tries < 1 { throw ValidationError("--tries \(tries): must be at least 1") }
         if let priority, !(0...1).contains(priority) { throw ValidationError("--priority \(priority): must be from 0 to 1") }
     }
 
@@ -43,6 +61,8 @@ struct NewTaskOptions: ParsableArguments {
         o.earliestBegin = startAt
         o.priority = priority
         o.maxRate = maxRate
+        o.maxAttempts = tries
+        o.timeout = timeout
         return o
     }
 }

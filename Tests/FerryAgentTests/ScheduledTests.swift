@@ -59,4 +59,19 @@ import Testing
         #expect(bad.status == 64 || bad.status == 2)
         #expect(bad.stderr.contains("--start-at 'teatime': not a time"))
     }
+
+    /// --tries and --timeout: a refused port fails soon instead of retrying for 7 days.
+    @Test func triesAndTimeoutGiveUp() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let closed = "http://127.0.0.1:\(try Harness.freePort())/nothing.bin"
+        let tries = try h.run(Harness.ferry, ["download", "--tries", "2", "--wait", closed])
+        #expect(tries.status == 1)
+        #expect(tries.stderr.contains("failed: gave up after 2 attempts (last error:"), "\(tries.stderr)")
+        let timeout = try h.run(Harness.ferry, ["download", "--timeout", "1s", "--wait", closed])
+        #expect(timeout.status == 1)
+        #expect(timeout.stderr.contains("gave up: the task's timeout was reached"), "\(timeout.stderr)")
+        let bad = try h.run(Harness.ferry, ["download", "--timeout", "soon", closed])
+        #expect(bad.status != 0 && bad.stderr.contains("--timeout 'soon': not a duration"))
+    }
 }

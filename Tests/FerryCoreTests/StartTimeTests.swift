@@ -51,3 +51,41 @@ import Testing
         #expect(d.ledger.tasks[ids[0]]?.maxRate == 0)
     }
 }
+
+/// A task's own limits on retrying: max-attempts and timeout (the CLI's --tries, --timeout).
+@Suite struct GivingUpTests {
+    let refused = TransferOutcome(curlCode: 7, curlMessage: "Connection refused", httpStatus: 0)
+
+    @Test func afterMaxAttemptsTheTaskFails() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
+        draft.maxAttempts = 2
+        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [draft])) else { Issue.record("no ids"); return }
+        let id = ids[0]
+        try d.wake(.schedule)
+        try d.run(.transferEnded(task: id, received: 0, refused))
+        #expect(d.ledger.tasks[id]?.state == .waiting)
+        d.now = d.ledger.tasks[id]!.retryAt!
+        try d.wake(.retry)
+        try d.wake(.schedule)
+        try d.run(.transferEnded(task: id, received: 0, refused))
+        #expect(d.ledger.tasks[id]?.state == .failed)
+        #expect(d.ledger.tasks[id]?.errorName == "TooManyAttempts")
+        #expect(d.ledger.tasks[id]?.error?.hasPrefix("gave up after 2 attempts") == true)
+    }
+
+    @Test func pastItsTimeoutTheTaskFails() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
+        draft.deadline = 500_000   // half a second from creation (the decoder's relative value)
+        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [draft])) else { Issue.record("no ids"); return }
+        #expect(d.ledger.tasks[ids[0]]?.deadline == d.now + 500_000)
+        try d.wake(.schedule)
+        try d.run(.transferEnded(task: ids[0], received: 0, refused))   // the first retry is 1 s away
+        #expect(d.ledger.tasks[ids[0]]?.errorName == "TimedOut")
+    }
+}

@@ -6,9 +6,10 @@ public struct TaskOptions: Sendable, Equatable {
     public enum Key: String, CaseIterable, Sendable {
         case directory, output, sha256, description, headers, paused, method
         case earliestBegin = "earliest-begin", priority, maxRate = "max-rate"
+        case maxAttempts = "max-attempts", timeout
     }
     /// The keys an upload takes (no destination, no checksum).
-    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate]
+    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout]
 
     public var directory: String?
     public var output: String?
@@ -23,6 +24,10 @@ public struct TaskOptions: Sendable, Equatable {
     public var priority: Double?
     /// This task's speed limit, bytes per second (0: none; default: its session's).
     public var maxRate: Int64?
+    /// Fail after this many failed attempts in a row (0: no limit).
+    public var maxAttempts: Int?
+    /// Fail when a retry would come more than this many seconds after the task was made.
+    public var timeout: Int?
     public init() {}
 
     /// Refuses unknown keys and wrong types by name.
@@ -43,6 +48,8 @@ public struct TaskOptions: Sendable, Equatable {
             priority = p
         }
         maxRate = try OptionValue.count(d, Key.maxRate.rawValue).map(Int64.init)
+        maxAttempts = try OptionValue.count(d, Key.maxAttempts.rawValue)
+        timeout = try OptionValue.count(d, Key.timeout.rawValue)
     }
 
     public var bus: [String: Value] {
@@ -57,6 +64,8 @@ public struct TaskOptions: Sendable, Equatable {
         if let v = earliestBegin { d[Key.earliestBegin.rawValue] = .int64(v) }
         if let v = priority { d[Key.priority.rawValue] = .double(v) }
         if let v = maxRate { d[Key.maxRate.rawValue] = .int64(v) }
+        if let v = maxAttempts { d[Key.maxAttempts.rawValue] = .uint32(UInt32(clamping: v)) }
+        if let v = timeout { d[Key.timeout.rawValue] = .uint32(UInt32(clamping: v)) }
         return d
     }
 }

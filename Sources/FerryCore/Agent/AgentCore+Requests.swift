@@ -135,6 +135,7 @@ extension AgentCore {
             records[i].session = session
             records[i].created = now
             records[i].updated = now
+            if let timeout = records[i].deadline { records[i].deadline = now + timeout }   // seconds from now, as asked
             if records[i].maxRate == nil, config(session).maxRate > 0 { records[i].maxRate = config(session).maxRate }
         }
         out.append(.store(.insert(records)))
