@@ -51,12 +51,15 @@ struct AgentConnection {
 
     /// Creates a task in `session`, or in the CLI's own session when nil, and prints its id.
     /// A request the agent refuses exits 2 with the reason.
-    func createTask(session: String?, _ create: (AgentProxy, String) throws -> Int64) throws -> Int64 {
+    /// `printID`: false when the caller prints the task as JSON instead.
+    func createTask(session: String?, printID: Bool = true, _ create: (AgentProxy, String) throws -> Int64) throws -> Int64 {
         if session == nil { try openCLISession() }
         do {
             let id = try create(api, session ?? Self.cliSession)
-            print(id)
-            fflush(stdout)
+            if printID {
+                print(id)
+                fflush(stdout)
+            }
             return id
         } catch let e as FerryError {
             Output.error(e.message)

@@ -7,7 +7,14 @@ import Glibc
 
 struct Download: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Queue a download; prints the new task id.")
+        abstract: "Queue a download; prints the new task id.",
+        discussion: """
+            Examples:
+              ferry download https://example.org/big.iso --wait
+              ferry download https://example.org/a.pdf --dir ~/Papers --sha256 9f86d0…
+              ferry download https://example.org/night.iso --start-at 23:00 --priority 0.2
+              ferry download https://example.org/x.bin --max-rate 500K --tries 5 --json
+            """)
 
     @Argument(help: "The http or https URL to download.")
     var url: String
@@ -33,8 +40,8 @@ struct Download: ParsableCommand {
             if let folder = options.directory { try Self.create(folder) }
             options.output = output.map(absolute)
             options.sha256 = sha256
-            let id = try agent.createTask(session: task.session) { try $0.createDownload(session: $1, url: url, options) }
-            if task.wait { try Self.waitFor(id, agent: agent) }
+            let id = try agent.createTask(session: task.session, printID: !task.json) { try $0.createDownload(session: $1, url: url, options) }
+            try task.follow(id, agent: agent)
         }
     }
 

@@ -23,6 +23,8 @@ struct NewTaskOptions: ParsableArguments {
                                valueName: "duration"),
             transform: NewTaskOptions.duration)
     var timeout: Int?
+    @Flag(help: "Print the task as JSON (as `ferry show --json`) instead of its id; with --wait, as it ended.")
+    var json = false
     @Flag(help: "Wait until the task ends (progress bar on a terminal); exit 0 on success.")
     var wait = false
 
@@ -52,6 +54,12 @@ struct NewTaskOptions: ParsableArguments {
     func validate() throws {
         if let tries, tries < 1 { throw ValidationError("--tries \(tries): must be at least 1") }
         if let priority, !(0...1).contains(priority) { throw ValidationError("--priority \(priority): must be from 0 to 1") }
+    }
+
+    /// After the task was made: waits for it (--wait) and prints it (--json), also when it failed.
+    func follow(_ id: Int64, agent: AgentConnection) throws {
+        defer { if json, let t = try? agent.task(id) { try? Output.printJSON(Output.detailJSON(t)) } }
+        if wait { try Download.waitFor(id, agent: agent) }
     }
 
     /// The task options these give.

@@ -14,6 +14,15 @@ enum Output {
                 "kind": t.kind.rawValue, "method": t.method, "app": t.app]
     }
 
+    /// One task in full (`show`, and `download`/`upload` with --json): what the list's rows
+    /// carry and the task's priority and own speed limit.
+    static func detailJSON(_ t: TaskInfo) -> [String: Any] {
+        var object = json(t)
+        object["priority"] = t.priority
+        object["max-rate"] = t.maxRate.map { $0 as Any } ?? NSNull()
+        return object
+    }
+
     /// Prints the JSON array of tasks that come in pages, each page as soon as it is there; the
     /// text is the same as `printJSON` of the whole array of `json(task)` objects.
     static func streamJSONArray(_ produce: (_ emit: ([TaskInfo]) throws -> Void) throws -> Void) throws {

@@ -39,10 +39,8 @@ struct Show: ParsableCommand {
             // How the session's app is being relaunched for events (throttled after crashes).
             let relaunch = (try? agent.api.getSession(t.session))?.relaunch ?? ""
             if json {
-                var object = Output.json(t)
+                var object = Output.detailJSON(t)
                 object["relaunch"] = relaunch
-                object["priority"] = t.priority
-                object["max-rate"] = t.maxRate.map { $0 as Any } ?? NSNull()
                 try Output.printJSON(object)
             } else {
                 print(Output.detail(t, relaunch: relaunch))
@@ -99,10 +97,12 @@ struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove ended tasks from the list (downloaded files stay where they are).")
     @Argument(help: "Task ids.", completion: TaskIDCompletion.ended) var ids: [Int64]
+    @Flag(help: "Print JSON: {\"removed\": [ids]}.") var json = false
     func validate() throws { try TaskIDs.check(ids) }
     func run() throws {
         try reportingErrors {
             try AgentConnection().api.removeTasks(ids)
+            if json { try Output.printJSON(["removed": ids]) }
         }
     }
 }
@@ -111,10 +111,11 @@ struct Clear: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove every completed, failed and canceled task from the list (files stay); prints how many.")
     @Option(help: "Only this session's tasks.") var session: String?
+    @Flag(help: "Print JSON: {\"removed\": N}.") var json = false
     func run() throws {
         try reportingErrors {
             let n = try AgentConnection().api.clearFinished(session: session)
-            print(n)
+            if json { try Output.printJSON(["removed": n]) } else { print(n) }
         }
     }
 }

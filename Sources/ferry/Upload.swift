@@ -5,7 +5,12 @@ import Foundation
 
 struct Upload: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Queue an upload of a file (HTTP PUT, or POST); prints the new task id.")
+        abstract: "Queue an upload of a file (HTTP PUT, or POST); prints the new task id.",
+        discussion: """
+            Examples:
+              ferry upload report.pdf https://example.org/upload/report.pdf --wait
+              ferry upload photo.jpg https://example.org/api/photos --method POST --max-rate 1M
+            """)
 
     @Argument(help: "The file to send.", completion: .file())
     var file: String
@@ -21,8 +26,10 @@ struct Upload: ParsableCommand {
             var options = task.options
             options.method = method
             let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-            let id = try agent.createTask(session: task.session) { try $0.createUpload(session: $1, url: url, file: path, options) }
-            if task.wait { try Download.waitFor(id, agent: agent) }
+            let id = try agent.createTask(session: task.session, printID: !task.json) {
+                try $0.createUpload(session: $1, url: url, file: path, options)
+            }
+            try task.follow(id, agent: agent)
         }
     }
 }

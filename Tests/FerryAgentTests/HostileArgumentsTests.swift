@@ -24,6 +24,29 @@ import Testing
         #expect(try h.run(Harness.ferry, ["show", "--", "-1"]).stderr.contains("task ids are positive"))
     }
 
+    /// The options that take numbers, times and sizes, and `ferry config`, with the same values.
+    @Test func noOptionOrSettingCrashesOnHostileValues() throws {
+        let h = try Harness()
+        h.useMemoryBackend()
+        try h.startAgent()
+        let hostile = ["-1", "0", "-9223372036854775808", "99999999999999999999", "", String(repeating: "9", count: 5_000),
+                       "\u{202E}\u{0}x", "1e400", "nan", "-inf", "%00"]
+        func check(_ args: [String]) throws {
+            let r = try h.run(Harness.ferry, args)
+            #expect(!r.signaled && r.status < 128 && !r.stderr.contains("Fatal error"), "ferry \(args.joined(separator: " ").prefix(80)): \(r.status) \(r.stderr.prefix(300))")
+        }
+        for arg in hostile {
+            for option in ["--priority", "--max-rate", "--tries", "--timeout", "--start-at"] {
+                try check(["download", option, arg, "http://127.0.0.1:9/x"])
+            }
+            for key in ["max-transfers", "download-limit", "popups", "download-folder", "keep-ended-days", arg] {
+                try check(["config", "set", key, arg])
+            }
+            try check(["config", "get", arg])
+            try check(["config", "reset", arg])
+        }
+    }
+
     /// One style for every command's errors: "ferry: …" and exit 1 (download and upload said
     /// "Error: …" through ArgumentParser).
     @Test func everyCommandReportsErrorsTheSameWay() throws {
