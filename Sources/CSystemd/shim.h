@@ -1,1 +1,2 @@
 #include <systemd/sd-bus.h>
+#include <systemd/sd-journal.h>

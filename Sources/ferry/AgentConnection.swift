@@ -41,7 +41,8 @@ struct AgentConnection {
         let logPath = Self.logPath
         try? FileManager.default.createDirectory(atPath: (logPath as NSString).deletingLastPathComponent,
                                                  withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        _ = try ProcessLauncher.spawn([path], output: logPath)
+        // The agent keeps its own log under 1 MiB; stderr (a crash's last words) goes there too.
+        _ = try ProcessLauncher.spawn([path, "--log-file", logPath], output: logPath)
     }
 
     /// The agent's API.

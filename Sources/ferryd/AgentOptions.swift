@@ -54,6 +54,8 @@ struct AgentOptions: ParsableArguments {
     var appMaxSessions = 100
     @Option(help: "Events a sandboxed app may leave unacknowledged and still create tasks.")
     var appMaxUnacknowledgedEvents = 10_000
+    @Option(help: "Log to this file, kept under 1 MiB (the full file becomes FILE.1) (default: the journal under systemd, else stderr).")
+    var logFile: String?
     @Option(help: "Log level: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
     var logLevel: Logger.Level = .info
 

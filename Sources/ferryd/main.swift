@@ -29,11 +29,8 @@ struct FerryDaemon: ParsableCommand {
         for sig in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&mask, sig) }
         sigprocmask(SIG_UNBLOCK, &mask, nil)
         let level = options.logLevel
-        LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
-            h.logLevel = level
-            return h
-        }
+        let logFile = options.logFile
+        LoggingSystem.bootstrap { label in AgentLog.handler(label: label, level: level, file: logFile) }
         let log = Logger(label: "ferryd")
 
         // The stored settings (GSettings), each overridden by its flag; followed while we run.

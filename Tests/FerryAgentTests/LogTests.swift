@@ -1,0 +1,72 @@
+@testable import FerryAgent
+import Foundation
+import Glibc
+import Logging
+import Testing
+
+/// Where ferryd's lines go: the journal (with their priority) under systemd, a capped file
+/// when ferry started it.
+@Suite(.serialized) struct LogTests {
+    /// The file never passes its limit: the full one becomes FILE.1 and a new one starts.
+    @Test func theLogFileStaysUnderItsLimit() throws {
+        let dir = NSTemporaryDirectory() + "ferry-log-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/ferryd.log"
+        let handler = RotatingFileLogHandler(path: path)
+        let line = String(repeating: "x", count: 1_000)
+        for i in 0..<3_000 {
+            handler.log(level: .info, message: "\(i) \(line)", metadata: nil, source: "t", file: #file, function: #function, line: #line)
+        }
+        let size = { (p: String) in (try FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0 }
+        #expect(try size(path) <= Int(RotatingFileLogHandler.limit))
+        #expect(try size(path + ".1") <= Int(RotatingFileLogHandler.limit))
+        #expect(try size(path + ".1") > Int(RotatingFileLogHandler.limit) / 2)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("2999 x"))
+        #expect(!FileManager.default.fileExists(atPath: path + ".2"))
+    }
+
+    /// Under systemd (JOURNAL_STREAM names the agent's stderr) lines go to the journal's native
+    /// socket with their priority, not to stderr. Stands in for journald only where none runs.
+    @Test(.enabled(if: getuid() == 0 && !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket"),
+                   "needs root and no journald (the test binds its socket)"))
+    func underSystemdLinesGoToTheJournalWithTheirPriority() throws {
+        let h = try Harness()
+        let entries = h.root + "/journal.txt"
+        let listener = try h.spawnWaitable("/usr/bin/python3", [Harness.packageRoot + "/Tests/Support/journal-listener.py",
+                                                                "/run/systemd/journal/socket", entries])
+        defer {   // Process's children start with signals blocked: SIGKILL, and its socket by hand
+            kill(listener.processIdentifier, SIGKILL)
+            listener.waitUntilExit()
+            unlink("/run/systemd/journal/socket")
+        }
+        try h.eventually("the stand-in journal listening") { FileManager.default.fileExists(atPath: "/run/systemd/journal/socket") }
+        FileManager.default.createFile(atPath: h.root + "/agent.log", contents: nil)
+        var st = stat()
+        #expect(stat(h.root + "/agent.log", &st) == 0)
+        try h.startAgent(["--log-level", "info"], environment: ["JOURNAL_STREAM": "\(st.st_dev):\(st.st_ino)"])
+        try h.eventually("the ready line in the journal") {
+            ((try? String(contentsOfFile: entries, encoding: .utf8)) ?? "").contains("ready on the session bus")
+        }
+        let journal = try String(contentsOfFile: entries, encoding: .utf8)
+        let ready = try #require(journal.components(separatedBy: "\n\n").first { $0.contains("ready on the session bus") })
+        #expect(ready.contains("PRIORITY=6") && ready.contains("SYSLOG_IDENTIFIER=ferryd"))
+        #expect(!h.agentLog.contains("ready on the session bus"))
+    }
+
+    /// An agent `ferry` starts itself (no D-Bus activation) logs to its capped file.
+    @Test func anAgentTheCLIStartsLogsToItsCappedFile() throws {
+        let h = try Harness()
+        let r = try h.run(Harness.ferry, ["status", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let pid = try #require(status["pid"] as? Int32)
+        defer { kill(pid, SIGKILL) }
+        let cmdline = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).replacingOccurrences(of: "\0", with: " ")
+        let log = h.root + "/home/.local/state/ferry/ferryd.log"
+        #expect(cmdline.contains("--log-file \(log)"))
+        try h.eventually("the ready line in ferryd.log") {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("ready on the session bus")
+        }
+    }
+}
