@@ -154,12 +154,12 @@ final class DownloadsWindow {
 
     static func isURL(_ s: String) -> Bool {
         guard let u = URL(string: s.trimmingCharacters(in: .whitespaces)), let scheme = u.scheme?.lowercased() else { return false }
-        return ["http", "https", "ftp"].contains(scheme) && u.host != nil
+        return ["http", "https"].contains(scheme) && u.host != nil   // what the agent downloads
     }
 
     private func downloadFromEntry() {
         let text = String(cString: gtk_editable_get_text(cast(entry))).trimmingCharacters(in: .whitespaces)
-        guard Self.isURL(text) else { say("Not a web address: \"\(text)\" (http, https or ftp)"); return }
+        guard Self.isURL(text) else { say("Not a web address: \"\(text)\" (http or https)"); return }
         download(text)
         gtk_editable_set_text(cast(entry), "")
     }

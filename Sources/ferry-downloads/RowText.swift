@@ -58,16 +58,23 @@ enum RowText {
 
     private static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
 
+    /// The time as the user's locale writes it ("14:03", "2:03 PM").
     static func clock(_ microseconds: Int64) -> String {
         let f = DateFormatter()
-        f.dateFormat = "HH:mm:ss"
+        f.locale = .current
+        f.dateStyle = .none
+        f.timeStyle = .short
         return f.string(from: date(microseconds))
     }
 
+    /// "today 14:03", or the date and time as the locale writes them.
     static func when(_ microseconds: Int64) -> String {
         let d = date(microseconds)
+        if Calendar.current.isDateInToday(d) { return "today " + clock(microseconds) }
         let f = DateFormatter()
-        if Calendar.current.isDateInToday(d) { f.dateFormat = "'today' HH:mm" } else { f.dateFormat = "d MMM yyyy HH:mm" }
+        f.locale = .current
+        f.dateStyle = .medium
+        f.timeStyle = .short
         return f.string(from: d)
     }
 }

@@ -37,9 +37,13 @@ final class TaskRowView {
         Make.margins(row, 6, 12)
         root = Make.box(true, spacing: 0, [header, row])
 
+        // One way forward a state: a queued or running task can be paused; a paused one resumed;
+        // a waiting one tried (or started) now, which is what Resume does to it.
         let active: (TaskInfo) -> Bool = { !$0.state.isFinal }
-        add(row, "Pause", actions.pause) { active($0) && $0.state != .paused }
-        add(row, "Resume", actions.resume) { $0.state == .paused || ($0.state == .waiting && $0.reason != .credentials) }
+        add(row, "Pause", actions.pause) { $0.state == .queued || $0.state == .running }
+        add(row, "Resume", actions.resume) { $0.state == .paused }
+        add(row, "Retry now", actions.resume) { $0.state == .waiting && $0.reason != .credentials && $0.reason != .scheduled }
+        add(row, "Start now", actions.resume) { $0.state == .waiting && $0.reason == .scheduled }
         add(row, "Cancel", actions.cancel, active)
         add(row, "Open", actions.open) { $0.state == .completed && $0.kind == .download }
         add(row, "Show in folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }
@@ -68,9 +72,14 @@ final class TaskRowView {
         }
         let title = RowText.name(t)
         gtk_label_set_text(cast(name), title)
-        gtk_widget_set_visible(progress, t.state.isFinal ? 0 : 1)
-        if !t.state.isFinal {
-            if let e = t.expected, e > 0 {
+        // A bar where there is progress to show: a fraction when the size is known, a pulse that
+        // moves with each new figure while it runs; none for a task that is not moving and has
+        // no size (a still pulse reads as a hang).
+        let known = (t.expected ?? 0) > 0
+        let shown = !t.state.isFinal && (known || t.state == .running)
+        gtk_widget_set_visible(progress, shown ? 1 : 0)
+        if shown {
+            if let e = t.expected, known {
                 gtk_progress_bar_set_fraction(cast(progress), min(1, Double(t.received) / Double(e)))
             } else {
                 gtk_progress_bar_pulse(cast(progress))

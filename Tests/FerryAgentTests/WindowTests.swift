@@ -78,4 +78,33 @@ import Testing
         #expect(try h.run(Harness.ferry, ["view"]).status == 0)
         #expect(window.isRunning)
     }
+
+    /// A row waiting to retry: one way forward ("Retry now", Cancel; no Pause beside Resume), no
+    /// still pulse for a size nobody knows, the retry time as the locale writes it (en_US: "2:03
+    /// PM", not a fixed "14:03:00"); and the URL field refuses what the agent refuses (ftp://).
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func aWaitingRowReadsRightAndTheFieldRefusesFTP() throws {
+        let h = try Harness()
+        try h.startAgent(["--retry-base-ms", "600000", "--retry-cap-ms", "600000"])
+        let closed = "http://127.0.0.1:\(try Harness.freePort())/nothing.bin"
+        let id = try #require(Int64(try h.ferry("download", closed).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try h.eventually("waiting to retry") { try h.show(id)["reason"] as? String == "retry" }
+
+        h.extraEnvironment["LANG"] = "en_US.UTF-8"
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "nothing.bin").utf8))
+        let row = try #require(shown.row("nothing.bin"))
+        #expect(row.buttons == ["Retry now", "Cancel"])
+        #expect(row.progress.isEmpty)
+        let retrying = try #require(row.labels.first { $0.hasPrefix("Retrying at ") })
+        // "Retrying at 9:26 PM · 0 bytes" (ICU puts a narrow no-break space before PM)
+        #expect(retrying.range(of: #"^Retrying at \d{1,2}:\d\d.[AP]M"#, options: .regularExpression) != nil, "\(retrying)")
+
+        _ = try h.windowDriver("type", "URL to download", "ftp://example.org/file.iso")
+        _ = try h.windowDriver("press", "-", "Download")
+        let after = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "nothing.bin").utf8))
+        #expect(after.rows.count == 1)
+        #expect(try AgentProxy(h.client()).allTasks(session: nil).count == 1)
+    }
 }
