@@ -26,6 +26,7 @@ final class DownloadsWindow {
         gtk_window_set_default_size(cast(window), 760, 560)
 
         let header = gtk_header_bar_new()!
+        gtk_header_bar_pack_end(cast(header), mainMenu())
         gtk_header_bar_pack_end(cast(header), Make.button("Preferences") { [unowned self] in showPreferences() })
         gtk_header_bar_pack_end(cast(header), Make.button("Clear finished") { [unowned self] in
             send(AgentCalls.clearFinished(session: nil)) { _ in }
@@ -36,6 +37,10 @@ final class DownloadsWindow {
         action(map, app, "preferences", keys: ["<Control>comma"]) { [unowned self] in showPreferences() }
         action(map, app, "focus-url", keys: ["<Control>l"]) { [unowned self] in _ = gtk_widget_grab_focus(entry) }
         action(map, app, "close", keys: ["<Control>w"]) { [unowned self] in gtk_window_close(cast(window)) }
+        action(map, app, "clear-finished", keys: ["<Control><Shift>Delete"]) { [unowned self] in
+            send(AgentCalls.clearFinished(session: nil)) { _ in }
+        }
+        action(map, app, "about", keys: []) { [unowned self] in About.show(over: window) }
         action(UnsafeMutableRawPointer(app), app, "quit", scope: "app", keys: ["<Control>q"]) { g_application_quit(cast(app)) }
 
         gtk_entry_set_placeholder_text(cast(entry), "Paste or drop a URL to download it")
@@ -75,6 +80,21 @@ final class DownloadsWindow {
         send(AgentCalls.resetBadge) { _ in }
     }
 
+    /// The primary menu (GNOME's "hamburger"): what the header bar has no room for.
+    private func mainMenu() -> Widget {
+        let menu = g_menu_new()!
+        for (label, action) in [("Preferences", "win.preferences"), ("Clear Finished", "win.clear-finished"),
+                                ("About Downloads", "win.about")] {
+            g_menu_append(menu, label, action)
+        }
+        let button = gtk_menu_button_new()!
+        gtk_menu_button_set_icon_name(cast(button), "open-menu-symbolic")
+        gtk_menu_button_set_menu_model(cast(button), cast(menu))
+        Accessible.label(button, "Main menu")
+        g_object_unref(cast(menu))
+        return button
+    }
+
     private func showPreferences() {
         guard let settings else {
             say("The settings schema dev.ferry.Agent is not installed (install Ferry's package, or run desktop/install)")
@@ -102,7 +122,7 @@ final class DownloadsWindow {
                 Unmanaged<TaskRowView>.fromOpaque($0!).release()
             }
             gtk_list_item_set_child(OpaquePointer(item), row.root)
-            gtk_list_item_set_activatable(OpaquePointer(item), 0)
+            gtk_list_item_set_activatable(OpaquePointer(item), 1)
         }
         on(UnsafeMutableRawPointer(factory), "bind") { [unowned self] item in
             guard let child = gtk_list_item_get_child(OpaquePointer(item)),
@@ -116,6 +136,10 @@ final class DownloadsWindow {
         let view = gtk_list_view_new(cast(selection), factory)!
         gtk_list_view_set_show_separators(cast(view), 1)
         Accessible.label(view, "Downloads")
+        // Enter or a double click on a finished download opens it, as in a file manager.
+        onActivated(UnsafeMutableRawPointer(view)) { [unowned self] position in
+            if let t = list.row(at: Int(position))?.task, t.state == .completed, t.kind == .download { open(t) }
+        }
         let scroller = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_child(cast(scroller), view)
         return scroller

@@ -29,6 +29,12 @@ func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escapin
     g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
 }
 
+/// A list view's "activate" (Enter, or a double click on an activatable row): the row's position.
+func onActivated(_ view: UnsafeMutableRawPointer, _ handler: @escaping (UInt32) -> Void) {
+    let c: @convention(c) (gpointer?, guint, gpointer?) -> Void = { _, position, user in Box<(UInt32) -> Void>.peek(user!)(position) }
+    g_signal_connect_data(view, "activate", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+}
+
 /// A window or application action ("win.NAME", "app.NAME") and its keyboard shortcuts.
 func action(_ map: UnsafeMutableRawPointer, _ app: UnsafeMutablePointer<GtkApplication>, _ name: String,
             scope: String = "win", keys: [String], _ handler: @escaping () -> Void) {

@@ -37,7 +37,7 @@ import Testing
         let window = try h.spawnWaitable(Harness.ferry, ["view"])   // a display: the window, not text
         let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "report.pdf", "movie.bin").utf8))
         #expect(shown.title == "Downloads")
-        #expect(shown.buttons.contains("Clear finished"))
+        #expect(shown.buttons.contains("Clear finished") && shown.buttons.contains("Preferences"))
         let finished = try #require(shown.row("report.pdf"))
         #expect(finished.buttons == ["Open", "Show in folder", "Remove from list"])
         #expect(finished.progress.isEmpty)

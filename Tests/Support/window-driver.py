@@ -151,4 +151,9 @@ def main(args):
         sys.exit(__doc__)
 
 
-main(sys.argv[1:])
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    raise
+except BaseException as e:
+    sys.exit(f"{type(e).__name__}: {e}")
