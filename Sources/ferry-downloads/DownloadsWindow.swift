@@ -13,6 +13,7 @@ final class DownloadsWindow {
     private let stack = gtk_stack_new()!
     private let entry = gtk_entry_new()!
     private let message = Make.label(classes: ["error"])
+    private let toast = Toast()
     /// The agent's settings (nil: the schema is not installed, as in a build run from its folder).
     private let settings: SettingsStore?
     private var preferences: PreferencesWindow?
@@ -55,7 +56,12 @@ final class DownloadsWindow {
         gtk_widget_set_vexpand(stack, 1)
         gtk_widget_set_visible(message, 0)
         Make.margins(message, 6, 12)
-        gtk_window_set_child(cast(window), Make.box(true, spacing: 0, [bar, stack, message]))
+        let overlay = gtk_overlay_new()!
+        gtk_overlay_set_child(cast(overlay), Make.box(true, spacing: 0, [bar, stack, message]))
+        gtk_overlay_add_overlay(cast(overlay), toast.widget)
+        gtk_window_set_child(cast(window), overlay)
+        // What a toast still offers to undo is done when the window closes.
+        onCloseRequest(UnsafeMutableRawPointer(window)) { [unowned self] in toast.flush() }
 
         // A URL dropped anywhere on the window starts a download.
         let drop = gtk_drop_target_new(GTypes.string, GDK_ACTION_COPY)!
@@ -111,7 +117,7 @@ final class DownloadsWindow {
         let actions = TaskActions(
             pause: { [unowned self] t in send(AgentCalls.pause(t.id)) { _ in } },
             resume: { [unowned self] t in send(AgentCalls.resume(t.id)) { _ in } },
-            cancel: { [unowned self] t in send(AgentCalls.cancel(t.id)) { _ in } },
+            cancel: { [unowned self] t in cancelWithUndo(t) },
             open: { [unowned self] t in open(t) },
             showInFolder: { [unowned self] t in showInFolder(t) },
             retry: { [unowned self] t in retry(t) },
@@ -192,6 +198,18 @@ final class DownloadsWindow {
         send(AgentCalls.openUserSession) { [weak self] _ in
             self?.send(AgentCalls.createDownload(session: BusNames.cliSession, url: url, options)) { _ in then() }
         }
+    }
+
+    /// Cancel discards the bytes fetched, so it waits for the toast: the task pauses at once
+    /// (its bytes kept) and is canceled when the toast goes; Undo resumes it.
+    private func cancelWithUndo(_ t: TaskInfo) {
+        let wasPaused = t.state == .paused
+        send(AgentCalls.pause(t.id)) { _ in }
+        toast.show("Canceled “\(RowText.name(t))”", commit: { [weak self] in
+            self?.send(AgentCalls.cancel(t.id)) { _ in }
+        }, undo: { [weak self] in
+            if !wasPaused { self?.send(AgentCalls.resume(t.id)) { _ in } }
+        })
     }
 
     /// A failed download again, from the start, as the user's own download; the failed row goes.

@@ -29,6 +29,12 @@ func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escapin
     g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
 }
 
+/// A window's "close-request": `handler` runs, and the window closes.
+func onCloseRequest(_ window: UnsafeMutableRawPointer, _ handler: @escaping () -> Void) {
+    let c: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, user in Box<() -> Void>.peek(user!)(); return 0 }
+    g_signal_connect_data(window, "close-request", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+}
+
 /// A list view's "activate" (Enter, or a double click on an activatable row): the row's position.
 func onActivated(_ view: UnsafeMutableRawPointer, _ handler: @escaping (UInt32) -> Void) {
     let c: @convention(c) (gpointer?, guint, gpointer?) -> Void = { _, position, user in Box<(UInt32) -> Void>.peek(user!)(position) }

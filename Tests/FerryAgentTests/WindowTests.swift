@@ -107,4 +107,36 @@ import Testing
         #expect(after.rows.count == 1)
         #expect(try AgentProxy(h.client()).allTasks(session: nil).count == 1)
     }
+
+    /// Cancel offers Undo: the task pauses at once (its bytes kept); Undo resumes it; without
+    /// Undo it is canceled when the toast goes. (Held downloads: a row that does not change
+    /// while it is pressed.)
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func cancelCanBeUndone() throws {
+        let h = try Harness()
+        try h.makeFile("kept.bin", size: 100_000)
+        try h.makeFile("dropped.bin", size: 100_000)
+        try h.startFaultServer()
+        try h.startAgent(["--stall-timeout", "60"])
+        func held(_ name: String) throws -> Int64 {
+            let id = try #require(Int64(try h.ferry("download", h.faultURL(name, "hold=1000")).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+            try h.eventually("\(name) holding") { (try h.show(id)["received"] as? Int) == 1000 }
+            return id
+        }
+        let kept = try held("kept.bin"), dropped = try held("dropped.bin")
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("rows", "kept.bin", "dropped.bin")
+
+        _ = try h.windowDriver("press", "kept.bin", "Cancel")
+        try h.eventually("paused, not canceled, while Undo is offered") { try h.show(kept)["state"] as? String == "paused" }
+        _ = try h.windowDriver("press", "-", "Undo")
+        try h.eventually("going on from its bytes") { ["running", "completed"].contains(try h.show(kept)["state"] as? String ?? "") }
+
+        _ = try h.windowDriver("press", "dropped.bin", "Cancel")
+        try h.eventually("paused first") { try h.show(dropped)["state"] as? String == "paused" }
+        try h.eventually("canceled once the toast went", timeout: 20) { try h.show(dropped)["state"] as? String == "canceled" }
+        #expect(try h.show(kept)["state"] as? String != "canceled")
+    }
 }
