@@ -25,10 +25,14 @@ extension Transfer {
         ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
         ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
         ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        // Every scheme curl knows (Basic, Digest, NTLM, Negotiate) for credentials in the URL or
+        // from a challenge's answer: curl asks the server which it wants and finishes the rounds
+        // itself, so only a final 401 reaches the agent. Without credentials it changes nothing.
+        ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, Self.anyAuth)
         if let proxy {
             // Credentials in the proxy's URL are curl's to use (any scheme it knows), never logged.
             ferry_easy_setopt_str(easy, CURLOPT_PROXY, proxy.curlProxy)
-            ferry_easy_setopt_long(easy, CURLOPT_PROXYAUTH, Int(bitPattern: ~UInt(16)))   // CURLAUTH_ANY
+            ferry_easy_setopt_long(easy, CURLOPT_PROXYAUTH, Self.anyAuth)
         }
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
@@ -52,9 +56,11 @@ extension Transfer {
     }
 
     /// An answer to the server's challenge (kept in memory only).
+    /// CURLAUTH_ANY: every bit but CURLAUTH_DIGEST_IE (curl.h's casts do not import).
+    static let anyAuth = Int(bitPattern: ~UInt(16))
+
     func authenticate(_ credential: Credential?) {
         guard let credential else { return }
-        ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, 3)   // CURLAUTH_BASIC | CURLAUTH_DIGEST (casts in curl.h do not import)
         ferry_easy_setopt_str(easy, CURLOPT_USERNAME, credential.user)
         ferry_easy_setopt_str(easy, CURLOPT_PASSWORD, credential.password)
     }
