@@ -39,6 +39,7 @@ final class CurlMulti {
         ferry_multi_set_timer(multi, CurlMulti.timerCallback, me)
         ferry_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.total)
         ferry_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.host)
+        ferry_multi_setopt_long(multi, CURLMOPT_PIPELINING, 2)   // CURLPIPE_MULTIPLEX (curl's default, said once)
         // curl sizes its idle-connection cache from the handles attached at the moment; with
         // transfers ending and starting one by one it closes connections the next task could
         // use (76 connections for 400 small files at 16 at once). A fixed cache keeps them.

@@ -239,6 +239,26 @@ import Testing
         #expect(connections <= 16, "\(connections) connections for 400 requests")
     }
 
+    /// Over HTTPS with HTTP/2, transfers to one host share one connection (multiplexed
+    /// streams): a start waits for the connection being set up instead of opening another.
+    @Test func http2CarriesManyTransfersOnOneConnection() throws {
+        let h = try Harness()
+        let cert = try h.startNginx(tls: true, http2: true)
+        try h.startAgent(["--max-transfers", "16", "--max-per-host", "16", "--ca-file", cert])
+        var requests: [Value] = []
+        for i in 0..<64 {
+            try h.makeFile("m\(i).bin", size: 16_384)
+            requests.append(.tuple([.string("https://127.0.0.1:\(h.nginxPort)/m\(i).bin"), .dict([:])]))
+        }
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.H2"), .dict(["keep-events": .bool(false)])])
+        _ = try c.call("CreateDownloads", [.string("dev.ferry.test.H2"), .array(requests, elementType: "(sa{sv})")])
+        try h.eventually("64 files") { try FileManager.default.contentsOfDirectory(atPath: h.downloads).count == 64 }
+        let (served, connections) = try h.nginxConnections()
+        #expect(served == 64)
+        #expect(connections == 1, "\(connections) connections for 64 requests over HTTP/2")
+    }
+
     /// `ferry download --dir` makes a folder that is not there yet (0700, parents too), as
     /// `curl --create-dirs` does; an existing one keeps its mode.
     @Test func theCLIMakesAMissingDirectory() throws {

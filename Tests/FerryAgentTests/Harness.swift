@@ -407,7 +407,8 @@ final class Harness: @unchecked Sendable {
 
     /// nginx (optionally with TLS, using a fresh self-signed certificate for 127.0.0.1); returns the cert path.
     @discardableResult
-    func startNginx(tls: Bool = false) throws -> String {
+    /// `http2`: with TLS, also HTTP/2 (ALPN), as most HTTPS servers offer it.
+    func startNginx(tls: Bool = false, http2: Bool = false) throws -> String {
         nginxPort = try Self.freePort()
         let cert = root + "/nginx/cert.pem", key = root + "/nginx/key.pem"
         if tls {
@@ -416,7 +417,7 @@ final class Harness: @unchecked Sendable {
                                                  "-keyout", key, "-out", cert])
             guard r.status == 0 else { throw FerryError(.failed, "openssl: \(r.stderr)") }
         }
-        let listen = tls ? "listen 127.0.0.1:\(nginxPort) ssl; ssl_certificate \(cert); ssl_certificate_key \(key);"
+        let listen = tls ? "listen 127.0.0.1:\(nginxPort) ssl\(http2 ? " http2" : ""); ssl_certificate \(cert); ssl_certificate_key \(key);"
                          : "listen 127.0.0.1:\(nginxPort);"
         let conf = root + "/nginx/nginx.conf"
         try """
