@@ -120,3 +120,9 @@ int ferry_openat2(int dirfd, const char *path, int flags, unsigned mode, unsigne
 }
 unsigned long long ferry_resolve_no_links(void) { return RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS; }
 unsigned long long ferry_resolve_beneath(void) { return RESOLVE_BENEATH; }
+
+CURLSH *ferry_cookie_share_new(void) {
+    CURLSH *share = curl_share_init();
+    if (share) curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
+    return share;
+}

@@ -97,6 +97,8 @@ public final class FerrySession: @unchecked Sendable {
         o.discretionary = c.isDiscretionary
         o.allowMetered = c.allowsMeteredNetworkAccess
         o.perHostLimit = c.httpMaximumConnectionsPerHost
+        o.cookies = c.httpShouldSetCookies
+        o.maxRate = c.maximumBytesPerSecond
         o.requestTimeout = Int(c.timeoutIntervalForRequest)
         o.resourceTimeout = Int(c.timeoutIntervalForResource)
         o.popups = c.showsNotifications

@@ -23,6 +23,11 @@ public struct FerrySessionConfiguration: Sendable, Equatable {
     public var allowsMeteredNetworkAccess = true
     /// 0 = the agent's default.
     public var httpMaximumConnectionsPerHost = 0
+    /// Keep and send cookies across this session's tasks (iOS: httpShouldSetCookies; here off
+    /// by default, as a background session has no browser's cookie store to share).
+    public var httpShouldSetCookies = false
+    /// Each task's speed limit, bytes per second (0: none).
+    public var maximumBytesPerSecond: Int64 = 0
     /// Idle limit of one request, seconds.
     public var timeoutIntervalForRequest: TimeInterval = 60
     /// Whole-transfer limit, seconds (iOS's default: 7 days).

@@ -237,6 +237,9 @@ public final class Agent {
             rename(state.staged(id), state.quarantined(id))
         case .adoptStagedBytes(let from, let to):
             rename(state.staged(from), state.staged(to))
+        case .forgetCookies(let jar):
+            transfers.forgetCookies(jar)
+            unlink(jar)
         case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
         case .taskChanged(let id, let state, let app): onTaskChanged(id, state, app)
         case .tasksRemoved(let ids, let app): onTasksRemoved(ids, app)

@@ -13,6 +13,9 @@ public struct SessionConfig: Codable, Sendable, Equatable {
     public var perHostLimit: Int = 0
     /// Each of its tasks' speed limit unless the task sets its own, bytes per second (0: none).
     public var maxRate: Int64 = 0
+    /// Its tasks share one cookie store (NSURLSessionConfiguration.httpShouldSetCookies), kept
+    /// in the state folder across restarts and cleared when the session is invalidated.
+    public var cookies: Bool = false
     public var requestTimeout: Int = 60
     /// Whole-transfer limit in seconds (iOS's default: 7 days).
     public var resourceTimeout: Int = 7 * 24 * 3600
@@ -42,6 +45,7 @@ public struct SessionConfig: Codable, Sendable, Equatable {
         allowMetered = try c.decodeIfPresent(Bool.self, forKey: .allowMetered) ?? d.allowMetered
         perHostLimit = try c.decodeIfPresent(Int.self, forKey: .perHostLimit) ?? d.perHostLimit
         maxRate = try c.decodeIfPresent(Int64.self, forKey: .maxRate) ?? d.maxRate
+        cookies = try c.decodeIfPresent(Bool.self, forKey: .cookies) ?? d.cookies
         requestTimeout = try c.decodeIfPresent(Int.self, forKey: .requestTimeout) ?? d.requestTimeout
         resourceTimeout = try c.decodeIfPresent(Int.self, forKey: .resourceTimeout) ?? d.resourceTimeout
         popups = try c.decodeIfPresent(Bool.self, forKey: .popups) ?? d.popups

@@ -27,6 +27,9 @@ public struct StateFolder: Sendable, Equatable {
     public var inboxes: String { path + "/inbox/" }
     /// Where a host session's finished files wait for its app.
     public func inbox(_ session: String) -> String { inboxes + Self.inboxName(session) }
+    /// A session's cookies (Netscape cookie file, curl's format), when it keeps them.
+    public var cookieJars: String { path + "/cookies/" }
+    public func cookieJar(_ session: String) -> String { cookieJars + Self.inboxName(session) + ".txt" }
 
     /// A sandboxed app's inbox is inside its own folder, where it can read what it is handed.
     public static func appInbox(appHome: String, session: String) -> String {

@@ -23,6 +23,8 @@ public struct TaskMachine: Sendable {
         /// Sent as If-Range when offset > 0.
         public var ifRange: String?
         public var headers: [String: String]
+        /// The session's cookie file (nil: no cookies kept); the core fills it in.
+        public var cookieJar: String? = nil
     }
 
     public enum Action: Sendable, Equatable {

@@ -59,4 +59,39 @@ import Testing
         #expect(requests.count == 2, "\(requests)")
         #expect(requests.last?.contains("\" 206 ") == true, "\(requests)")
     }
+
+    /// A session with `cookies`: Set-Cookie is kept and sent back (after a redirect, on later
+    /// tasks, after a restart), in a 0600 file in the state folder, gone when the session is
+    /// invalidated; a session without it sends none.
+    @Test func aSessionsCookiesAreKeptAndSentBack() throws {
+        let h = try Harness()
+        let (port, _) = try Self.startHTTPBin(h)
+        try h.startAgent()
+        var c = try h.client()
+        let base = "http://127.0.0.1:\(port)"
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Jar"), .dict(["cookies": .bool(true), "keep-events": .bool(false)])])
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Plain"), .dict(["keep-events": .bool(false)])])
+        func fetch(_ session: String, _ path: String, _ name: String) throws -> String {
+            let out = h.root + "/" + name
+            let id = try #require(try c.call("CreateDownload", [.string(session), .string(base + path),
+                                                               .dict(["output": .string(out)])]).first?.int64Value)
+            try h.eventually("\(name) completed") { try h.show(id)["state"] as? String == "completed" }
+            return try String(contentsOfFile: out, encoding: .utf8)
+        }
+        // /cookies/set answers with Set-Cookie and a redirect to /cookies, which echoes them.
+        #expect(try fetch("dev.ferry.test.Jar", "/cookies/set?flavour=oat", "set.json").contains("\"flavour\": \"oat\""))
+        #expect(try fetch("dev.ferry.test.Jar", "/cookies", "again.json").contains("\"flavour\": \"oat\""))
+        #expect(!(try fetch("dev.ferry.test.Plain", "/cookies", "plain.json").contains("oat")))
+        let jar = h.state + "/cookies/dev.ferry.test.Jar.txt"
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: jar)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+
+        h.killAgent()
+        try h.startAgent()
+        c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Jar"), .dict(["cookies": .bool(true), "keep-events": .bool(false)])])
+        #expect(try fetch("dev.ferry.test.Jar", "/cookies", "restarted.json").contains("\"flavour\": \"oat\""))
+        _ = try c.call("InvalidateSession", [.string("dev.ferry.test.Jar"), .bool(false)])
+        try h.eventually("the cookie file gone with the session") { !FileManager.default.fileExists(atPath: jar) }
+    }
 }

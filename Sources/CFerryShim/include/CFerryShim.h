@@ -21,6 +21,9 @@ long ferry_easy_info_long(CURL *easy, CURLINFO info);
 curl_off_t ferry_easy_info_off(CURL *easy, CURLINFO info);
 void *ferry_easy_info_private(CURL *easy);
 
+// libcurl share: a handle sharing cookies (curl_share_setopt is variadic)
+CURLSH *ferry_cookie_share_new(void);
+
 // libcurl multi
 typedef int (*ferry_socket_fn)(CURL *easy, curl_socket_t s, int what, void *user, void *socketp);
 typedef int (*ferry_timer_fn)(CURLM *multi, long timeout_ms, void *user);

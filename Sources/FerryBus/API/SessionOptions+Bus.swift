@@ -6,7 +6,7 @@ extension SessionOptions {
     public enum Key: String, CaseIterable, Sendable {
         case launchCommand = "launch-command", relaunch, discretionary, allowMetered = "allow-metered"
         case perHostLimit = "per-host-limit", requestTimeout = "request-timeout", resourceTimeout = "resource-timeout"
-        case popups, keepEvents = "keep-events", defaultDirectory = "default-directory", maxRate = "max-rate"
+        case popups, keepEvents = "keep-events", defaultDirectory = "default-directory", maxRate = "max-rate", cookies
     }
 
     /// Unknown keys are ignored (older agents gain options over time); a wrong type is refused.
@@ -23,6 +23,7 @@ extension SessionOptions {
         keepEvents = try OptionValue.bool(d, Key.keepEvents.rawValue)
         defaultDirectory = try OptionValue.string(d, Key.defaultDirectory.rawValue)
         maxRate = try OptionValue.count(d, Key.maxRate.rawValue).map(Int64.init)
+        cookies = try OptionValue.bool(d, Key.cookies.rawValue)
     }
 
     public var bus: [String: Value] {
@@ -38,6 +39,7 @@ extension SessionOptions {
         if let v = keepEvents { d[Key.keepEvents.rawValue] = .bool(v) }
         if let v = defaultDirectory { d[Key.defaultDirectory.rawValue] = .string(v) }
         if let v = maxRate { d[Key.maxRate.rawValue] = .int64(v) }
+        if let v = cookies { d[Key.cookies.rawValue] = .bool(v) }
         return d
     }
 }

@@ -121,6 +121,7 @@ extension AgentCore {
         // The session's new state and its last event commit together.
         out.append(.store(.saveSession(session, c)))
         sessions.configs[session] = c
+        if c.cookies { out.append(.forgetCookies(settings.state.cookieJar(session))) }
         append(session: session, task: 0, .invalidated(error: nil))
     }
 }

@@ -39,7 +39,8 @@ extension AgentCore {
             guard let m = tasks.machines[id] else { return }
             let r = m.record
             switch action {
-            case .startTransfer(let plan):
+            case .startTransfer(var plan):
+                if config(r.session).cookies { plan.cookieJar = settings.state.cookieJar(r.session) }
                 let idle = config(r.session).requestTimeout
                 let stall = idle > 0 ? min(settings.stallSeconds, idle) : settings.stallSeconds
                 world.mayHaveStaged?.insert(id)

@@ -21,6 +21,8 @@ public enum AgentEffect: Sendable, Equatable {
     /// Resume data adopted another task's staging bytes.
     case adoptStagedBytes(from: Int64, to: Int64)
     case removeFiles([String])
+    /// An invalidated session's cookies go: its cookie file and what the agent holds of it.
+    case forgetCookies(String)
     /// The signals. `app`: the sandboxed app the tasks or session belong to (only it and the
     /// host's programs hear of them); empty for the host's own, which everyone may hear.
     case taskChanged(Int64, TaskState, app: String)

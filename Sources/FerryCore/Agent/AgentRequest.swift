@@ -55,6 +55,7 @@ public struct SessionOptions: Sendable, Equatable {
     public var allowMetered: Bool?
     public var perHostLimit: Int?
     public var maxRate: Int64?
+    public var cookies: Bool?
     public var requestTimeout: Int?
     public var resourceTimeout: Int?
     public var popups: Bool?
@@ -71,6 +72,7 @@ public struct SessionOptions: Sendable, Equatable {
         if let v = allowMetered { c.allowMetered = v }
         if let v = perHostLimit { c.perHostLimit = v }
         if let v = maxRate { c.maxRate = v }
+        if let v = cookies { c.cookies = v }
         if let v = requestTimeout { c.requestTimeout = v }
         if let v = resourceTimeout { c.resourceTimeout = v }
         if let v = popups { c.popups = v }
@@ -82,7 +84,7 @@ public struct SessionOptions: Sendable, Equatable {
     /// Every option of a configuration (what GetSession shows, what the library sends).
     public init(_ c: SessionConfig) {
         launchCommand = c.launchCommand; relaunch = c.relaunch; discretionary = c.discretionary; allowMetered = c.allowMetered
-        perHostLimit = c.perHostLimit; maxRate = c.maxRate; requestTimeout = c.requestTimeout; resourceTimeout = c.resourceTimeout
+        perHostLimit = c.perHostLimit; maxRate = c.maxRate; cookies = c.cookies; requestTimeout = c.requestTimeout; resourceTimeout = c.resourceTimeout
         popups = c.popups; keepEvents = c.keepEvents; defaultDirectory = c.defaultDirectory
     }
 }
