@@ -94,4 +94,28 @@ import Testing
         _ = try c.call("InvalidateSession", [.string("dev.ferry.test.Jar"), .bool(false)])
         try h.eventually("the cookie file gone with the session") { !FileManager.default.fileExists(atPath: jar) }
     }
+
+    /// What real servers send, from httpbin: a chain of redirects, a chunked body with no
+    /// length, slow first bytes, an RFC 8187 file name, a client error and a server error.
+    @Test func theOddResponsesRealServersSend() throws {
+        let h = try Harness()
+        let (port, _) = try Self.startHTTPBin(h)
+        try h.startAgent()
+        let base = "http://127.0.0.1:\(port)"
+        func download(_ path: String, _ extra: [String] = []) throws -> Harness.Result {
+            try h.run(Harness.ferry, ["download", "--wait", "--dir", h.root + "/got"] + extra + [base + path])
+        }
+        #expect(try download("/redirect/3").status == 0)
+        let chunked = try download("/stream-bytes/50000?chunk_size=1000&seed=1")
+        #expect(chunked.status == 0, "\(chunked.stderr)")
+        #expect((try FileManager.default.attributesOfItem(atPath: h.root + "/got/50000")[.size] as? Int) == 50_000)
+        #expect(try download("/delay/2").status == 0)
+        let named = try download("/response-headers?Content-Disposition=attachment%3B%20filename%2A%3DUTF-8%27%27na%25C3%25AFve.txt")
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(FileManager.default.fileExists(atPath: h.root + "/got/naïve.txt"))
+        let teapot = try download("/status/418")
+        #expect(teapot.status == 1 && teapot.stderr.contains("418"), "\(teapot.stderr)")
+        let unavailable = try download("/status/503", ["--tries", "2"])
+        #expect(unavailable.status == 1 && unavailable.stderr.contains("gave up after 2 attempts"), "\(unavailable.stderr)")
+    }
 }
