@@ -81,7 +81,9 @@ public final class BusService {
                 if name == LauncherEntry.dock, !owner.isEmpty {
                     publishLauncher()   // a dock appeared: it learns the badge at once
                 } else if name.hasPrefix(":"), !owner.isEmpty, change.oldOwner.isEmpty, let c = connection {
-                    identity.joined(name, on: c)   // told while its process is surely its own
+                    identity.joined(name, on: c) { [log] told in   // told while its process is surely its own
+                        log.debug("connection \(name) joined: \(told ? "identified" : "not identified (never trusted)")")
+                    }
                 } else if name.hasPrefix(":"), owner.isEmpty {
                     // Clients that leave the bus are no longer connected to their sessions.
                     identity.forget(name)

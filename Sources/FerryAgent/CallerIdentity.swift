@@ -36,10 +36,12 @@ final class CallerIdentity {
     /// A connection joined the bus: it is identified now, while the process the bus recorded
     /// for it is surely the one that opened it (that process may exit and its pid be reused
     /// while a child keeps the connection).
-    func joined(_ name: String, on bus: BusConnection) {
+    /// `then` hears whether it could be told.
+    func joined(_ name: String, on bus: BusConnection, then: @escaping (Bool) -> Void = { _ in }) {
         joinedAt[name] = Self.bootTicks()
         identify(name, on: bus) { [self] caller in
             if caller == nil, joinedAt[name] != nil { unidentifiable.insert(name) }
+            then(caller != nil)
         }
     }
 

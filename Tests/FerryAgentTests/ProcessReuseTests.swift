@@ -16,6 +16,8 @@ import Testing
         let fifo: String
         let output: String
         let pid: Int32
+        /// Its unique bus name (":1.3").
+        let name: String
 
         init(_ h: Harness, in app: FakeFlatpak) throws {
             self.h = h
@@ -34,6 +36,13 @@ import Testing
                 return line.hasSuffix("\n")
             }
             pid = try #require(Int32(line.split(separator: " ").last?.filter(\.isNumber) ?? ""), "\(line)")
+            name = line.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+        }
+
+        /// Waits until the agent has identified this connection (as it does when one joins),
+        /// so a loaded machine cannot let the parent exit first (the agent then refuses it).
+        func identifiedByTheAgent() throws {
+            try h.eventually("the agent identified \(name)") { h.agentLog.contains("connection \(name) joined: identified") }
         }
 
         func send(_ command: String) throws {
@@ -77,6 +86,7 @@ import Testing
         try h.startAgent()
         let app = try FakeFlatpak(h, id: SandboxTests.appID)
         let held = try HeldConnection(h, in: app)
+        try held.identifiedByTheAgent()
         let child = try held.fork()
         defer { kill(child, SIGKILL) }
         try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
