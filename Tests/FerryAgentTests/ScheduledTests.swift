@@ -39,7 +39,7 @@ import Testing
         try h.makeFile("late.bin", size: 10_000)
         try h.startFaultServer()
         try h.startAgent()
-        let startAt = Int64(Date().timeIntervalSince1970) + 4
+        let startAt = Int64(Date().timeIntervalSince1970) + 10   // room for a slow restart on a loaded machine
         let r = try h.ferry("download", "--start-at", String(startAt), h.faultURL("late.bin"))
         let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
         var info = try h.show(id)
@@ -50,7 +50,7 @@ import Testing
         try h.startAgent()
         info = try h.show(id)
         #expect(info["state"] as? String == "waiting" && info["reason"] as? String == "scheduled")
-        try h.eventually("the download completed", timeout: 20) { try h.show(id)["state"] as? String == "completed" }
+        try h.eventually("the download completed", timeout: 30) { try h.show(id)["state"] as? String == "completed" }
         // Nothing was fetched before its time.
         #expect(Date().timeIntervalSince1970 >= Double(startAt))
         #expect(try h.serverLog().filter { $0.path == "/late.bin" }.count == 1)
