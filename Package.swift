@@ -33,6 +33,8 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSecret", path: "Sources/CSecret", pkgConfig: "libsecret-1",
+                       providers: [.apt(["libsecret-1-dev"])]),
         .target(name: "CFerryShim", dependencies: ["CGLib", "CCurl"], path: "Sources/CFerryShim"),
 
         // Pure decisions: no C, no I/O.
@@ -44,7 +46,7 @@ let package = Package(
                 path: "Sources/FerryBus", swiftSettings: agentSwift),
         // The agent's I/O shell: curl, SQLite, sd-bus, all on one GLib main loop.
         .target(name: "FerryAgent",
-                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CSystemd", "CFerryShim",
+                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CSystemd", "CSecret", "CFerryShim",
                                .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),
         .executableTarget(name: "ferryd", dependencies: ["FerryAgent",

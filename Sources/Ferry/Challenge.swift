@@ -10,10 +10,32 @@ public struct FerryAuthenticationChallenge: Sendable, Equatable {
 
 /// The app's answer to a challenge.
 public enum FerryChallengeDisposition: Sendable, Equatable {
-    /// Try again with this user and password. The agent keeps them in memory only.
+    /// Try again with this user and password, for this task only. The agent keeps them in memory.
     case useCredential(user: String, password: String)
+    /// Try again with this credential, and keep it as long as it says (URLCredential's persistence).
+    case use(FerryCredential)
     /// Let the task fail as the server answered (HTTP 401).
     case performDefaultHandling
     /// Cancel the task.
     case cancelAuthenticationChallenge
+}
+
+/// A user name and password, and how long the agent keeps them (URLCredential).
+public struct FerryCredential: Sendable, Equatable {
+    public enum Persistence: Sendable, Equatable {
+        /// This task only.
+        case none
+        /// Also this session's later tasks for the same server and realm, until the session is
+        /// invalidated or the agent exits.
+        case forSession
+        /// In the user's keyring (the Secret Service): this app's tasks for the same server and
+        /// realm, across restarts, without asking again.
+        case permanent
+    }
+    public var user: String
+    public var password: String
+    public var persistence: Persistence
+    public init(user: String, password: String, persistence: Persistence) {
+        self.user = user; self.password = password; self.persistence = persistence
+    }
 }

@@ -115,6 +115,9 @@ extension FerrySession {
                 let answer: ChallengeReply
                 switch disposition {
                 case .useCredential(let user, let password): answer = .credential(Credential(user: user, password: password))
+                case .use(let c):
+                    let keep: CredentialPersistence = switch c.persistence { case .none: .none; case .forSession: .forSession; case .permanent: .permanent }
+                    answer = .credential(Credential(user: c.user, password: c.password), persistence: keep)
                 case .performDefaultHandling: answer = .reject
                 case .cancelAuthenticationChallenge: answer = .cancel
                 }

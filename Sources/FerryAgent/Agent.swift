@@ -21,6 +21,7 @@ public final class Agent {
     var core: AgentCore
     let transfers: Transfers
     let notifier: Notifier
+    let keyring: Keyring
     let network = NetworkWatch()
     /// Signs resume data handed out and checks what comes back.
     let resumeSeal: ResumeSeal
@@ -62,6 +63,7 @@ public final class Agent {
         resumeSeal = try ResumeSeal(keyFile: state.resumeKey)
         core = AgentCore(settings: settings.core)
         notifier = Notifier(logger: logger)
+        keyring = Keyring(log: logger)
         notifier.enabled = settings.popups
         notifier.windowMilliseconds = settings.popupWindowMilliseconds
         let inbox = state.inboxes
@@ -241,6 +243,9 @@ public final class Agent {
             transfers.forgetCookies(jar)
             unlink(jar)
         case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
+        case .keepCredential(let key, let credential): keyring.keep(key, credential)
+        case .findCredential(let id, let keys): keyring.find(keys) { [weak self] in self?.feed(.credentialFound(task: id, $0)) }
+        case .forgetCredential(let key): keyring.forget(key)
         case .taskChanged(let id, let state, let app): onTaskChanged(id, state, app)
         case .tasksRemoved(let ids, let app): onTasksRemoved(ids, app)
         case .tasksProgressed(let moved, let app): onTasksProgressed(moved, app)
@@ -270,16 +275,6 @@ public final class Agent {
     private func finalize(_ r: TaskRecord, defaultDirectory: String, confined: Bool) {
         finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory, confined: confined,
                              mode: settings.deliveredFileMode))
-    }
-
-    private func launch(_ session: String, _ target: LaunchTarget) {
-        Launcher.launch(target, session: session, log: log) { [weak self] report in
-            switch report {
-            case .started(let pid): self?.feed(.appLaunched(session: session, pid: pid))
-            case .failed(let message): self?.feed(.appLaunchFailed(session: session, message: message))
-            case .exited(let status): self?.feed(.appExited(session: session, status: status))
-            }
-        }
     }
 }
 

@@ -121,3 +121,16 @@ enum Launcher {
         }
     }
 }
+
+extension Agent {
+    /// Launches a session's app; what becomes of it comes back as inputs.
+    func launch(_ session: String, _ target: LaunchTarget) {
+        Launcher.launch(target, session: session, log: log) { [weak self] report in
+            switch report {
+            case .started(let pid): self?.feed(.appLaunched(session: session, pid: pid))
+            case .failed(let message): self?.feed(.appLaunchFailed(session: session, message: message))
+            case .exited(let status): self?.feed(.appExited(session: session, status: status))
+            }
+        }
+    }
+}

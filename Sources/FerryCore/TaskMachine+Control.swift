@@ -52,6 +52,33 @@ extension TaskMachine {
         }
     }
 
+    // MARK: - Remembered credentials
+
+    /// A 401 the keyring may answer: the task waits while the shell looks, and nobody is told
+    /// yet. It waits as for a retry, so that a lookup lost with the agent (a crash) only delays it.
+    public mutating func awaitRememberedCredential(now: Int64, lookupLimit: Int64 = 60_000_000) -> [Action] {
+        guard record.state == .running else { return [] }
+        wait(.retry, error: "server answered HTTP 401: looking for a remembered credential", retryAt: now + lookupLimit, now: now)
+        return [.persist]
+    }
+
+    /// The keyring (or the session) had a credential: the next attempt sends it.
+    public mutating func rememberedCredentialFound(now: Int64) -> [Action] {
+        guard record.state == .waiting, record.reason == .retry else { return [] }
+        record.attempts += 1   // as for an app's answer: a second 401 tells the app one credential failed
+        move(to: .queued, now: now)
+        return [.persist]
+    }
+
+    /// Nothing remembered: the 401 is answered as it would have been (a challenge, or a failure).
+    public mutating func noRememberedCredential(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
+                                                now: Int64, canChallenge: Bool) -> [Action] {
+        guard record.state == .waiting, record.reason == .retry else { return [] }
+        record.state = .running
+        return transferEnded(outcome, backoff: backoff, resourceDeadline: resourceDeadline, now: now, random: 0,
+                             canChallenge: canChallenge)
+    }
+
     /// "Basic realm=\"x\", charset=…" → ("Basic", "x").
     static func parseChallenge(_ header: String?) -> (String, String) {
         guard let header, !header.isEmpty else { return ("", "") }

@@ -82,6 +82,7 @@ import Testing
         let id = try d.download("http://a/f")
         try d.wake(.schedule)
         try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 22, httpStatus: 401, authenticate: "Basic realm=x")))
+        try d.run(.credentialFound(task: id, nil))   // the keyring had none: the app was asked
         d.core.user.badge = 3   // three completions the user has not looked at
         let before = d.core
         _ = try d.run(.request(.answerChallenge(id, .credential(Credential(user: "u", password: "p")))), commit: false)

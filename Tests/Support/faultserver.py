@@ -12,6 +12,7 @@ on demand. Files come from --root; query parameters choose the behaviour of a re
                   (and Retry-After: R when given); later requests are served normally
   cd=NAME         send Content-Disposition: attachment; filename="NAME"
   auth=USER:PASS  require HTTP basic authentication
+  authsha=HEX     the same for the USER:PASS whose SHA-256 is HEX (the URL then holds no password)
   redirect=N      answer 302 to the same URL with redirect=N-1 (N=0 serves the file)
   location=URL    answer 302 to URL
 
@@ -51,12 +52,10 @@ class Handler(BaseHTTPRequestHandler):
                  "status": 0, "sent": 0, "received": 0, "start": time.monotonic(), "end": None}
         try:
             length = int(self.headers.get("Content-Length", "0"))
-            if "auth" in q:
-                expected = "Basic " + base64.b64encode(q["auth"].encode()).decode()
-                if self.headers.get("Authorization") != expected:
-                    entry["status"] = 401
-                    self.rfile.read(length)
-                    return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
+            if not self.authorized(q):
+                entry["status"] = 401
+                self.rfile.read(length)
+                return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
             name = url.path[len("/upload/"):]
             if not url.path.startswith("/upload/") or "/" in name or not name:
                 entry["status"] = 404
@@ -113,12 +112,23 @@ class Handler(BaseHTTPRequestHandler):
             entry["end"] = time.monotonic()
             self.record(entry)
 
-    def serve(self, url, q, n, entry):
+    def authorized(self, q):
+        """auth=USER:PASS or authsha=HEX asks for Basic authentication with that credential."""
+        header = self.headers.get("Authorization") or ""
         if "auth" in q:
-            expected = "Basic " + base64.b64encode(q["auth"].encode()).decode()
-            if self.headers.get("Authorization") != expected:
-                entry["status"] = 401
-                return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
+            return header == "Basic " + base64.b64encode(q["auth"].encode()).decode()
+        if "authsha" in q:
+            try:
+                given = base64.b64decode(header[len("Basic "):]) if header.startswith("Basic ") else b""
+            except ValueError:
+                return False
+            return hashlib.sha256(given).hexdigest() == q["authsha"]
+        return True
+
+    def serve(self, url, q, n, entry):
+        if not self.authorized(q):
+            entry["status"] = 401
+            return self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="ferry-test"')])
         if "location" in q:
             entry["status"] = 302
             return self.reply_small(302, b"", [("Location", q["location"])])

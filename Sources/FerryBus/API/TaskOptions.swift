@@ -98,18 +98,22 @@ public struct AgentStatus: Sendable, Equatable {
     }
 }
 
-/// AnswerChallenge's answer: user and password, or an action (reject, cancel).
+/// AnswerChallenge's answer: user and password (and how long to keep them), or an action
+/// (reject, cancel).
 extension ChallengeReply {
     public var bus: [String: Value] {
         switch self {
-        case .credential(let c): return ["user": .string(c.user), "password": .string(c.password)]
+        case .credential(let c, let persistence):
+            var d: [String: Value] = ["user": .string(c.user), "password": .string(c.password)]
+            if persistence != .none { d["persistence"] = .string(persistence.rawValue) }
+            return d
         case .reject: return ["action": .string("reject")]
         case .cancel: return ["action": .string("cancel")]
         }
     }
 
     public init(bus d: [String: Value]) throws {
-        for key in d.keys where !["user", "password", "action"].contains(key) {
+        for key in d.keys where !["user", "password", "persistence", "action"].contains(key) {
             throw FerryError(.invalidArgument, "unknown answer key '\(key)'")
         }
         if let action = try OptionValue.string(d, "action") {
@@ -123,6 +127,13 @@ extension ChallengeReply {
         guard let user = d["user"]?.stringValue, let password = d["password"]?.stringValue else {
             throw FerryError(.invalidArgument, "give user and password (strings), or action")
         }
-        self = .credential(Credential(user: user, password: password))
+        var persistence = CredentialPersistence.none
+        if let p = try OptionValue.string(d, "persistence") {
+            guard let known = CredentialPersistence(rawValue: p) else {
+                throw FerryError(.invalidArgument, "persistence must be none, for-session or permanent, not '\(p.prefix(32))'")
+            }
+            persistence = known
+        }
+        self = .credential(Credential(user: user, password: password), persistence: persistence)
     }
 }

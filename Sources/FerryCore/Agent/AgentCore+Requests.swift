@@ -136,6 +136,7 @@ extension AgentCore {
             records[i].created = now
             records[i].updated = now
             if let timeout = records[i].deadline { records[i].deadline = now + timeout }   // seconds from now, as asked
+            takeCredential(fromURLOf: &records[i])
             if records[i].maxRate == nil, config(session).maxRate > 0 { records[i].maxRate = config(session).maxRate }
         }
         out.append(.store(.insert(records)))
@@ -192,7 +193,7 @@ extension AgentCore {
     private mutating func answerChallenge(_ id: Int64, _ reply: ChallengeReply, _ ledger: AgentLedger) throws {
         let choice: TaskMachine.ChallengeAnswer
         switch reply {
-        case .credential(let c):
+        case .credential(let c, _):
             tasks.credentials[id] = c
             choice = .useCredential
         case .reject: choice = .reject
@@ -205,6 +206,7 @@ extension AgentCore {
             throw error
         }
         if choice != .useCredential { tasks.credentials[id] = nil }
+        if case .credential(let c, let persistence) = reply { keepAnswer(c, persistence, task: id, ledger) }
         wake(.schedule)
     }
 }

@@ -97,6 +97,7 @@ extension AgentCore {
         guard var c = try ledger.session(session) else { throw FerryError(.noSuchSession, "no session '\(session)'") }
         guard !c.invalid, !c.invalidating else { return }
         c.invalidating = true
+        credentials.forSession[session] = nil   // an app's "for-session" answers end here
         out.append(.store(.saveSession(session, c)))
         sessions.configs[session] = c
         var unfinished = try ledger.unfinishedTaskIDs(session: session)

@@ -28,7 +28,7 @@ extension AgentCore {
         }
         if record.state == .completed { turnStart?.completed.insert(id) }
         if record.state.isFinal {
-            tasks.credentials[id] = nil   // an app's password lives no longer than its task
+            forgetCredential(ofEnded: record)
             wake(.prune)
         }
         return record
@@ -136,6 +136,10 @@ extension AgentCore {
         let reachable = world.network.available || DownloadURL.isLoopback(host: r.host)
         let backoff = settings.backoff, deadline = deadline(r), random = random(id)
         let canChallenge = config(r.session).keepEvents, recheck = settings.spaceRecheck
+        if tryRememberedCredential(r, received: received, outcome, canChallenge: canChallenge, ledger) {
+            wake(.schedule)
+            return
+        }
         _ = try? withMachine(id, ledger) { m, now in
             _ = m.progressed(received: received, now: now)
             return m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,

@@ -42,6 +42,8 @@ public struct AgentCore: Sendable {
     /// Facts of the shell and the world: a turn that cannot commit keeps them.
     var wakes = WakePlan()
     var world = World()
+    /// Credentials kept for sessions, and the keyring's part in tasks' challenges.
+    var credentials = CredentialBook()
     /// The effects of the input being handled.
     var out: [AgentEffect] = []
     /// The time of the input being handled.
@@ -84,6 +86,7 @@ public struct AgentCore: Sendable {
         case .appExited(let session, let status): appExited(session, status: status)
         case .popupActivated: resetBadge()
         case .settingsChanged(let s): settingsChanged(s, ledger)
+        case .credentialFound(let id, let c): credentialFound(id, c, ledger)
         case .stopping(let received): stopping(received)
         }
         let effects = out

@@ -21,6 +21,11 @@ public enum AgentEffect: Sendable, Equatable {
     /// Resume data adopted another task's staging bytes.
     case adoptStagedBytes(from: Int64, to: Int64)
     case removeFiles([String])
+    /// Keep a credential in the user's keyring (the Secret Service), replacing one under that key.
+    case keepCredential(CredentialKey, Credential)
+    /// Ask the keyring for the first of these it has; the answer comes as `credentialFound`.
+    case findCredential(task: Int64, [CredentialKey])
+    case forgetCredential(CredentialKey)
     /// An invalidated session's cookies go: its cookie file and what the agent holds of it.
     case forgetCookies(String)
     /// The signals. `app`: the sandboxed app the tasks or session belong to (only it and the

@@ -23,6 +23,8 @@ public enum AgentInput: Sendable {
     case popupActivated
     /// The user changed the agent's settings while it runs.
     case settingsChanged(AgentCore.Settings)
+    /// The keyring's answer to `findCredential` (nil: it had none, or could not be asked).
+    case credentialFound(task: Int64, Credential?)
     /// The agent stops: running transfers were detached with these bytes on disk. Their tasks
     /// stay "running" in the store; the next start queues them again.
     case stopping(received: [Int64: Int64])
@@ -84,7 +86,8 @@ public enum AgentWake: Hashable, Sendable {
     case stall
 }
 
-/// A user name and password an app gave in answer to a challenge (memory only).
+/// A user name and password: an app's answer to a challenge, or what a URL carried (memory
+/// and the keyring only, never the store or a log).
 public struct Credential: Sendable, Equatable {
     public var user: String
     public var password: String

@@ -42,7 +42,7 @@ public enum AgentRequest: Sendable {
 
 /// An app's answer to an authentication challenge.
 public enum ChallengeReply: Sendable, Equatable {
-    case credential(Credential)
+    case credential(Credential, persistence: CredentialPersistence = .none)
     case reject
     case cancel
 }

@@ -1,0 +1,48 @@
+import Testing
+@testable import FerryCore
+
+/// Where credentials go, as decisions: a URL's into the keyring (never the store), a 401 asks
+/// the keyring once before the app, a session's kept answer serves its next task at once.
+@Suite struct CredentialBookTests {
+    let unauthorized = TransferOutcome(curlCode: 22, httpStatus: 401, authenticate: "Basic realm=\"files\"")
+
+    @Test func aURLsCredentialGoesToTheKeyringAndTheStoreGetsTheURLWithout() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        let create = try d.run(.request(.createTasks(session: "s", [TaskRecord(session: "s", url: "https://ann:p%40ss@h.example/f", host: "h.example")])))
+        let id = try #require(d.ledger.tasks.keys.max())
+        #expect(d.ledger.tasks[id]?.url == "https://h.example/f")
+        let created = try #require(d.ledger.tasks[id]?.created)
+        #expect(create.contains(.keepCredential(.task(id: id, created: created, host: "h.example"), Credential(user: "ann", password: "p@ss"))))
+        let started = try d.wake(.schedule)
+        #expect(started.contains { if case .startTransfer(_, _, _, let c) = $0 { return c?.password == "p@ss" } else { return false } })
+        // It ends: the keyring forgets it.
+        let canceled = try d.run(.request(.cancel(id)))
+        #expect(canceled.contains(.forgetCredential(.task(id: id, created: created, host: "h.example"))))
+    }
+
+    @Test func a401AsksTheKeyringOnceBeforeTheApp() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession("s", SessionOptions())
+        let id = try d.download("https://h.example/f")
+        _ = try d.wake(.schedule)
+        let ended = try d.run(.transferEnded(task: id, received: 0, unauthorized))
+        let space = ProtectionSpace(app: "", scheme: "https", host: "h.example", port: 443, realm: "files")
+        let created = try #require(d.ledger.tasks[id]?.created)
+        #expect(ended.contains(.findCredential(task: id, [.task(id: id, created: created, host: "h.example"), .space(space)])))
+        #expect(!ended.appended.contains { if case .challenge = $0 { return true } else { return false } })
+        // The keyring has nothing: now the app is asked (the session keeps events).
+        let answered = try d.run(.credentialFound(task: id, nil))
+        #expect(answered.appended.contains(.challenge(scheme: "Basic", realm: "files", host: "h.example", previousFailures: 0)))
+        // It answers for the session: the session's next task in that space does not ask.
+        _ = try d.request(.answerChallenge(id, .credential(Credential(user: "ann", password: "pw"), persistence: .forSession)))
+        let next = try d.download("https://h.example/g")
+        _ = try d.wake(.schedule)
+        let again = try d.run(.transferEnded(task: next, received: 0, unauthorized))
+        #expect(!again.contains { if case .findCredential = $0 { return true } else { return false } })
+        #expect(d.ledger.tasks[next]?.state == .queued && d.ledger.tasks[next]?.attempts == 1)
+        #expect(!again.contains { if case .keepCredential = $0 { return true } else { return false } })   // memory only
+    }
+}
