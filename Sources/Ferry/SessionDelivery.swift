@@ -97,6 +97,12 @@ extension FerrySession {
                 if !pump.sync(execute: { stopped }) { claimLeftover(location) }
                 done()
             }
+        case .uploaded(let sent, let file, let status, let cut):
+            task.sent(sent, expected: nil)
+            // The reply's file is the agent's (in the inbox, gone once acknowledged): read now.
+            let data = file.isEmpty ? Data() : (FileManager.default.contents(atPath: file) ?? Data())
+            (task as? FerryUploadTask)?.replied(FerryUploadReply(statusCode: status, data: data, isCut: cut))
+            done()
         case .completed(let message, let name, let resumable):
             let error = message.map {
                 FerryTaskError(name: name ?? "Failed", message: $0,

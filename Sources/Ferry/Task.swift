@@ -116,4 +116,19 @@ public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
 }
 
 /// An upload of a file (URLSessionUploadTask).
-public final class FerryUploadTask: FerryTask, @unchecked Sendable {}
+public final class FerryUploadTask: FerryTask, @unchecked Sendable {
+    private let replyLock = NSLock()
+    private var _reply: FerryUploadReply?
+    /// What the server answered (the upload completion handler's data and response), set before
+    /// didCompleteWithError is called.
+    public var reply: FerryUploadReply? { replyLock.lock(); defer { replyLock.unlock() }; return _reply }
+    func replied(_ reply: FerryUploadReply) { replyLock.lock(); _reply = reply; replyLock.unlock() }
+}
+
+/// A server's answer to an upload: its HTTP status and body (at most 1 MiB; `isCut` when the
+/// server sent more).
+public struct FerryUploadReply: Sendable, Equatable {
+    public var statusCode: Int
+    public var data: Data
+    public var isCut: Bool
+}

@@ -37,7 +37,8 @@ extension Store {
         return """
             INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                 directory, output, file, suggested_name, sha256, description, headers, error, error_name,
-                attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, id)
+                attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline,
+                reply_file, reply_status, reply_cut, id)
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
             """
     }
@@ -67,7 +68,8 @@ extension Store {
                 UPDATE tasks SET url=?, \(keepingState ? "" : "host=?, state=?, ")reason=?, received=?, expected=?, etag=?,
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
-                    kind=?, method=?, upload_file=?, priority=?, max_rate=?, max_attempts=?, deadline=?
+                    kind=?, method=?, upload_file=?, priority=?, max_rate=?, max_attempts=?, deadline=?,
+                    reply_file=?, reply_status=?, reply_cut=?
                 WHERE id = ?
                 """)
             try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
@@ -255,7 +257,7 @@ extension Store {
     static let taskColumns = """
         id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
         file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
-        updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline
+        updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, reply_file, reply_status, reply_cut
         """
 
     /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.

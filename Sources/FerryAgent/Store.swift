@@ -242,5 +242,10 @@ final class Store {
                 ALTER TABLE tasks ADD COLUMN max_attempts INTEGER;
                 ALTER TABLE tasks ADD COLUMN deadline INTEGER;
                 """),
+        ("v8: an upload's reply from the server", """
+                ALTER TABLE tasks ADD COLUMN reply_file TEXT;
+                ALTER TABLE tasks ADD COLUMN reply_status INTEGER;
+                ALTER TABLE tasks ADD COLUMN reply_cut INTEGER NOT NULL DEFAULT 0;
+                """),
     ]
 }

@@ -25,6 +25,9 @@ enum TaskColumns {
         r.maxRate = row.optionalInt(27)
         r.maxAttempts = row.optionalInt(28).map { Int($0) }
         r.deadline = row.optionalInt(29)
+        r.replyFile = row.optionalText(30)
+        r.replyStatus = row.optionalInt(31).map { Int($0) }
+        r.replyCut = row.int(32) != 0
         return r
     }
 
@@ -44,7 +47,7 @@ enum TaskColumns {
     }
 
     /// How many parameters `bind` takes with every key.
-    static let count = 30
+    static let count = 33
 
     private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
         if keys == .all { b.add(r.session) }
@@ -56,6 +59,7 @@ enum TaskColumns {
         b.add(Store.headersJSON(r.headers)); b.add(r.error); b.add(r.errorName); b.add(r.attempts); b.add(r.retryAt)
         b.add(r.created); b.add(r.updated); b.add(r.kind.rawValue); b.add(r.method); b.add(r.uploadFile)
         b.add(r.priority); b.add(r.maxRate); b.add(r.maxAttempts.map { Int64($0) }); b.add(r.deadline)
+        b.add(r.replyFile); b.add(r.replyStatus.map { Int64($0) }); b.add(Int64(r.replyCut ? 1 : 0))
         b.add(r.id)
     }
 }

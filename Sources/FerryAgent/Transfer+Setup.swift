@@ -52,6 +52,10 @@ extension Transfer {
         if plan.offset > 0, let validator = plan.ifRange, HeaderField.isValidValue(validator) {
             headers.append("If-Range: \(validator)")
         }
+        // A file is bytes: not curl's form encoding for a POST, unless the app names a type.
+        if isUpload, !plan.headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            headers.append("Content-Type: application/octet-stream")
+        }
         for h in headers { headerList = curl_slist_append(headerList, h) }
         if headerList != nil { ferry_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) }
         let me = Unmanaged.passUnretained(self).toOpaque()

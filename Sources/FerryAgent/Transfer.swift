@@ -7,7 +7,7 @@ import Glibc
 struct TransferStartFailure: Error { var errno: Int32; var message: String }
 
 /// One attempt of one task: a curl easy handle writing into the task's staging file, or,
-/// for an upload, reading the body from the app's file (the response body is dropped).
+/// for an upload, reading the body from the app's file (the reply goes to a `ReplyFile`).
 /// Inside curl's callbacks it only moves bytes and counts them; the agent reads `received` and
 /// `takeHead()` after curl returned. When a response's first body bytes come, the transfer
 /// pauses and waits for the core's decision on them (`apply`): append, restart or reject.
@@ -24,8 +24,9 @@ final class Transfer {
     private(set) var awaitingDecision = false
     /// The entity's length the response announced, for claiming its disk space.
     private var announcedLength: Int64?
-    /// The staging file (download) or the file to send (upload).
+    /// The staging file (download) or the file to send (upload), and an upload's reply.
     let fd: Int32
+    let reply: ReplyFile?
     var headerList: UnsafeMutablePointer<curl_slist>?
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
@@ -77,6 +78,7 @@ final class Transfer {
             }
             self.fd = fd
             self.received = 0
+            do { reply = try ReplyFile(path: stagingPath) } catch { close(fd); throw error }
         } else {
             // From the start: O_TRUNC (no ftruncate, which costs a journal entry even on an empty file).
             let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC | (plan.offset == 0 ? O_TRUNC : 0), 0o600)
@@ -91,6 +93,7 @@ final class Transfer {
             }
             self.fd = fd
             self.received = plan.offset
+            reply = nil
         }
         easy = curl_easy_init()
         // A known length: claim the space now, so a full disk shows before a byte is fetched.
@@ -138,8 +141,7 @@ final class Transfer {
         return true
     }
 
-    /// The curl message of a failed attempt.
-    var errorMessage: String { String(cString: errorBuffer) }
+    var errorMessage: String { String(cString: errorBuffer) }   // a failed attempt's, from curl
     var httpStatus: Int { ferry_easy_info_long(easy, CURLINFO_RESPONSE_CODE) }
     var proxyConnectStatus: Int { ferry_easy_info_long(easy, CURLINFO_HTTP_CONNECTCODE) }   // the answer to CONNECT
     var retryAfterSeconds: Int64? {
@@ -206,8 +208,7 @@ final class Transfer {
         }
     }
 
-    /// CURL_WRITEFUNC_PAUSE: curl keeps the bytes and hands them over again once unpaused.
-    private static let pauseWriting = 0x1000_0001
+    private static let pauseWriting = 0x1000_0001   // CURL_WRITEFUNC_PAUSE: curl hands them over again
 
     static let writeCallback: ferry_data_fn = { data, size, count, user in
         let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
@@ -235,13 +236,11 @@ final class Transfer {
         return n
     }
 
-    private func touch() {
-        if !touched { touched = true; onTouched(self) }
-    }
+    private func touch() { if !touched { touched = true; onTouched(self) } }
 
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
-        if isUpload { return length }   // the server's answer to an upload is not kept
+        if let reply { return reply.append(data, length) }   // an upload's: kept aside, no decision
         if !began {   // the head goes to the core first (Transfers, after curl returned)
             headArrived()
             return Self.pauseWriting

@@ -279,6 +279,7 @@ final class Transfers {
                                       localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
         outcome.rejection = t.rejection
+        outcome.replyCut = t.reply?.cut ?? false
         if let proxy = t.proxy?.printable {
             outcome.proxy = proxy
             outcome.proxyConnectStatus = t.proxyConnectStatus

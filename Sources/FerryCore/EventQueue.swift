@@ -72,13 +72,13 @@ public struct EventQueue: Sendable {
         return out
     }
 
-    /// Drops events up to `seq`; returns the sequence numbers of durable events dropped.
-    public mutating func acknowledge(upTo seq: UInt64) -> [UInt64] {
-        var dropped: [UInt64] = []
+    /// Drops events up to `seq`; returns the durable events dropped.
+    public mutating func acknowledge(upTo seq: UInt64) -> [QueuedEvent] {
+        var dropped: [QueuedEvent] = []
         while head < slots.count {
             if let e = slots[head] {
                 guard e.seq <= seq else { break }
-                if e.event.isDurable { dropped.append(e.seq) }
+                if e.event.isDurable { dropped.append(e) }
                 if progressSlot[e.task] == head { progressSlot[e.task] = nil }
                 live -= 1
                 slots[head] = nil

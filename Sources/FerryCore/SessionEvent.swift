@@ -5,6 +5,9 @@ public enum SessionEvent: Sendable, Equatable, Codable {
     case sent(sent: Int64, expected: Int64?, written: Int64)
     case resumed(offset: Int64, expected: Int64?)
     case finished(file: String, received: Int64)
+    /// An upload the server took (kind "finished" too): its reply's file in the inbox ("" when
+    /// it could not be kept), the HTTP status, and whether the reply was cut at the limit.
+    case uploaded(sent: Int64, replyFile: String, status: Int, cut: Bool)
     case completed(error: String?, errorName: String?, resumable: Bool)
     /// The server asked for credentials; the task waits for AnswerChallenge.
     case challenge(scheme: String, realm: String, host: String, previousFailures: Int)
@@ -16,7 +19,7 @@ public enum SessionEvent: Sendable, Equatable, Codable {
         case .progress: return "progress"
         case .sent: return "sent"
         case .resumed: return "resumed"
-        case .finished: return "finished"
+        case .finished, .uploaded: return "finished"
         case .completed: return "completed"
         case .challenge: return "challenge"
         case .invalidated: return "invalidated"

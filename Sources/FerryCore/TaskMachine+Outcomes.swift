@@ -31,9 +31,10 @@ extension TaskMachine {
             var actions: [Action] = [.emit(progressEvent(written: record.received - lastProgressBytes))]
             lastProgressBytes = record.received
             if record.kind == .upload {
-                // The server took the whole body and answered 2xx: nothing to move into place.
-                end(.completed, now: now)
-                return actions + [.persist, .emit(.completed(error: nil, errorName: nil, resumable: false))]
+                // The server took the whole body and answered 2xx: its reply (in staging) goes
+                // to the session's inbox as a finished download would.
+                record.replyStatus = outcome.httpStatus
+                record.replyCut = outcome.replyCut
             }
             actions.append(.finalize)
             return actions
@@ -96,14 +97,28 @@ extension TaskMachine {
     /// The shell moved the file into place.
     public mutating func finalized(file: String, now: Int64) -> [Action] {
         end(.completed, now: now)
+        if record.kind == .upload { return uploadCompleted(replyFile: file) }
         record.file = file
         return [.persist, .emit(.finished(file: file, received: record.received)),
                 .emit(.completed(error: nil, errorName: nil, resumable: false))]
     }
 
+    /// An upload the server took: its reply is in the inbox (nil: it could not be kept there,
+    /// which does not undo the upload).
+    mutating func uploadCompleted(replyFile: String?) -> [Action] {
+        record.replyFile = replyFile
+        let reply = SessionEvent.uploaded(sent: record.received, replyFile: replyFile ?? "", status: record.replyStatus ?? 0,
+                                          cut: record.replyCut)
+        return [.persist, .emit(reply), .emit(.completed(error: nil, errorName: nil, resumable: false))]
+    }
+
     /// Verifying or moving the file failed (destination unwritable).
     public mutating func finalizeFailed(name: String, message: String, now: Int64) -> [Action] {
-        fail(name: name, message: message, resumable: false, now: now)
+        if record.kind == .upload {   // the upload happened; only its reply is lost
+            end(.completed, now: now)
+            return uploadCompleted(replyFile: nil)
+        }
+        return fail(name: name, message: message, resumable: false, now: now)
     }
 
     /// The finished bytes do not match the checksum the app gave: they go to quarantine,

@@ -48,6 +48,12 @@ public struct TaskRecord: Sendable, Equatable {
     /// Give up when a retry would come after this moment (µs since the epoch; nil: only the
     /// session's resource timeout).
     public var deadline: Int64?
+    /// An upload's reply: the server's response body, kept in the session's inbox (at most
+    /// `TaskRecord.replyLimit` bytes; `replyCut` when there was more), and its HTTP status.
+    public var replyFile: String?
+    public var replyStatus: Int?
+    public var replyCut = false
+    public static let replyLimit: Int64 = 1 << 20
 
     public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
                 reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,

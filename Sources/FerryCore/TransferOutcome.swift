@@ -23,6 +23,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var proxy: String?
     /// The proxy's answer to CONNECT (0: no tunnel asked for, or no answer).
     public var proxyConnectStatus: Int = 0
+    /// An upload's reply was longer than `TaskRecord.replyLimit`: the rest was dropped.
+    public var replyCut = false
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {

@@ -20,6 +20,11 @@ enum Output {
         var object = json(t)
         object["priority"] = t.priority
         object["max-rate"] = t.maxRate.map { $0 as Any } ?? NSNull()
+        if let status = t.replyStatus {   // an upload the server answered
+            object["reply-status"] = status
+            object["reply-file"] = t.replyFile.map { $0 as Any } ?? NSNull()
+            object["reply-cut"] = t.replyCut
+        }
         return object
     }
 

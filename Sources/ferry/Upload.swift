@@ -10,6 +10,10 @@ struct Upload: ParsableCommand {
             Examples:
               ferry upload report.pdf https://example.org/upload/report.pdf --wait
               ferry upload photo.jpg https://example.org/api/photos --method POST --max-rate 1M
+              ferry upload photo.jpg https://example.org/api/photos --method POST --wait --reply created.json
+
+            With --wait, the server's reply (its response body, up to 1 MiB) follows the task id on
+            standard output, or goes to the file --reply names; its HTTP status goes to standard error.
             """)
 
     @Argument(help: "The file to send.", completion: .file())
@@ -18,6 +22,8 @@ struct Upload: ParsableCommand {
     var url: String
     @Option(help: "PUT (default) or POST.", completion: .list(["PUT", "POST"]))
     var method: String?
+    @Option(help: "With --wait, write the server's reply to this file instead of standard output.", completion: .file())
+    var reply: String?
     @OptionGroup var task: NewTaskOptions
 
     func run() throws {
@@ -30,6 +36,23 @@ struct Upload: ParsableCommand {
                 try $0.createUpload(session: $1, url: url, file: path, options)
             }
             try task.follow(id, agent: agent)
+            if task.wait { try deliverReply(of: id, agent: agent) }
+        }
+    }
+
+    /// The server's answer to a finished upload: its status on stderr, its body to stdout or `--reply`.
+    private func deliverReply(of id: Int64, agent: AgentConnection) throws {
+        let t = try agent.task(id)
+        guard let status = t.replyStatus else { return }
+        let body = t.replyFile.flatMap { FileManager.default.contents(atPath: $0) } ?? Data()
+        Output.error("the server answered HTTP \(status) (\(body.count) bytes\(t.replyCut ? ", cut at 1 MiB" : ""))")
+        if let reply {
+            do { try body.write(to: URL(fileURLWithPath: reply)) } catch {
+                Output.error("cannot write the reply to \(reply): \(error.localizedDescription)")
+                throw ExitCode(1)
+            }
+        } else if !task.json {
+            FileHandle.standardOutput.write(body)
         }
     }
 }

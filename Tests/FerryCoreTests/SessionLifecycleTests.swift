@@ -49,17 +49,24 @@ import Testing
         #expect(throws: FerryError.self) { try n.answerChallenge(.useCredential, now: 4) }
     }
 
-    @Test func uploadsReportSentBytesAndCompleteWithoutAFile() {
+    /// An upload's end keeps the server's reply (its file goes to the inbox like a download's),
+    /// and a reply that cannot be kept does not undo the upload.
+    @Test func uploadsReportSentBytesAndCompleteWithTheReply() {
         var m = running(kind: .upload, expected: 1000)
         var actions = m.progressed(received: 400, now: 1_000_000)
         #expect(actions == [.emit(.sent(sent: 400, expected: 1000, written: 400))])
         _ = m.progressed(received: 1000, now: 1_000_001)
-        actions = m.transferEnded(TransferOutcome(curlCode: 0, httpStatus: 201, bytesThisAttempt: 1000),
-                                  backoff: backoff, resourceDeadline: nil, now: 2_000_000, random: 0)
-        #expect(m.record.state == .completed)
-        #expect(!actions.contains(.finalize))
+        var outcome = TransferOutcome(curlCode: 0, httpStatus: 201, bytesThisAttempt: 1000)
+        outcome.replyCut = true
+        actions = m.transferEnded(outcome, backoff: backoff, resourceDeadline: nil, now: 2_000_000, random: 0)
+        #expect(actions.contains(.finalize) && m.record.replyStatus == 201 && m.record.replyCut)
+        var lost = m
+        actions = m.finalized(file: "/inbox/1-reply", now: 2_000_001)
+        #expect(m.record.state == .completed && m.record.replyFile == "/inbox/1-reply" && m.record.file == nil)
+        #expect(actions.contains(.emit(.uploaded(sent: 1000, replyFile: "/inbox/1-reply", status: 201, cut: true))))
         #expect(actions.contains(.emit(.completed(error: nil, errorName: nil, resumable: false))))
-        #expect(!actions.contains { if case .emit(.finished) = $0 { return true }; return false })
+        _ = lost.finalizeFailed(name: "InvalidDestination", message: "no inbox", now: 2_000_001)
+        #expect(lost.record.state == .completed && lost.record.replyFile == nil)
     }
 
     @Test func anUploadCutShortIsRetried() {

@@ -16,8 +16,8 @@ on demand. Files come from --root; query parameters choose the behaviour of a re
   redirect=N      answer 302 to the same URL with redirect=N-1 (N=0 serves the file)
   location=URL    answer 302 to URL
 
-PUT or POST /upload/NAME stores the request body as ROOT/uploads/NAME and answers 201
-(auth=USER:PASS applies there too).
+PUT or POST /upload/NAME stores the request body as ROOT/uploads/NAME and answers 201 with
+{"stored": NAME, "received": BYTES} (replypad=N: and N more bytes); auth=USER:PASS applies there too.
 
 GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
 sent (body bytes), start/end (time.monotonic()). Prints the chosen port on stdout."""
@@ -67,7 +67,9 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(data)
             entry["received"] = len(data)
             entry["status"] = 201
-            self.reply_small(201, b"stored\n")
+            # The reply names what was made, as upload APIs do; replypad=N adds N bytes to it.
+            reply = json.dumps({"stored": name, "received": len(data)}).encode() + b"\n"
+            self.reply_small(201, reply + b"#" * int(q.get("replypad", "0")))
         finally:
             entry["end"] = time.monotonic()
             self.record(entry)

@@ -20,6 +20,9 @@ extension SessionEvent {
             return ["offset": .int64(offset), "expected": .int64(expected ?? -1)]
         case .finished(let file, let received):
             return ["file": .string(file), "received": .int64(received)]
+        case .uploaded(let sent, let reply, let status, let cut):
+            return ["file": .string(""), "received": .int64(sent), "reply-file": .string(reply), "status": .int64(Int64(status)),
+                    "reply-cut": .bool(cut)]
         case .completed(let error, let errorName, let resumable):
             return ["error": .string(error ?? ""), "error-name": .string(errorName ?? ""), "resumable": .bool(resumable)]
         }
@@ -36,6 +39,8 @@ extension SessionEvent {
                                             host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")))
         case "invalidated": self = .invalidated(error: s("error"))
         case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
+        case "finished" where d["reply-file"] != nil:
+            self = .uploaded(sent: i("received"), replyFile: s("reply-file") ?? "", status: Int(i("status")), cut: d["reply-cut"]?.boolValue ?? false)
         case "finished": self = .finished(file: s("file") ?? "", received: i("received"))
         case "completed": self = .completed(error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)
         default: return nil

@@ -25,6 +25,10 @@ public struct TaskInfo: Sendable, Equatable {
     /// 0 to 1; and the task's own speed limit (nil: none). In GetTask and ListTasks only.
     public var priority: Double = 0.5
     public var maxRate: Int64?
+    /// An upload's reply from the server (its file in the inbox, HTTP status, cut at 1 MiB).
+    public var replyFile: String?
+    public var replyStatus: Int?
+    public var replyCut = false
 
     public init(_ r: TaskRecord, app: String = "") {
         self.app = app
@@ -34,6 +38,7 @@ public struct TaskInfo: Sendable, Equatable {
         reason = r.reason; description = r.description; attempts = r.attempts; retryAt = r.retryAt
         created = r.created; updated = r.updated
         priority = r.priority; maxRate = r.maxRate
+        replyFile = r.replyFile; replyStatus = r.replyStatus; replyCut = r.replyCut
     }
 
     public var dictionary: [String: Value] { Value.fields(fields).dictValue ?? [:] }
@@ -51,6 +56,10 @@ public struct TaskInfo: Sendable, Equatable {
         f.append(.init("method", .string(method)))
         if priority != 0.5 { f.append(.init("priority", .double(priority))) }
         f += [.init("reason", .string(reason?.rawValue ?? "")), .init("received", .int64(received))]
+        if let replyStatus {   // an upload the server answered
+            f += [.init("reply-cut", .bool(replyCut)), .init("reply-file", .string(replyFile ?? "")),
+                  .init("reply-status", .int32(Int32(clamping: replyStatus)))]
+        }
         if let retryAt { f.append(.init("retry-at", .int64(retryAt))) }
         f += [.init("session", .string(session)), .init("state", .string(state.rawValue)), .init("updated", .int64(updated))]
         if let uploadFile { f.append(.init("upload-file", .string(uploadFile))) }
@@ -126,5 +135,8 @@ public struct TaskInfo: Sendable, Equatable {
         updated = d["updated"]?.int64Value ?? 0
         if case .double(let p)? = d["priority"] { priority = p }
         maxRate = d["max-rate"]?.int64Value
+        replyFile = d["reply-file"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        replyStatus = d["reply-status"]?.int64Value.map { Int($0) }
+        replyCut = d["reply-cut"]?.boolValue ?? false
     }
 }

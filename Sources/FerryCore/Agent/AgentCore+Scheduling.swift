@@ -106,16 +106,18 @@ extension AgentCore {
     /// Ended tasks leave the list; the user's files stay, kept partial and quarantined bytes go.
     /// All or nothing.
     mutating func removeTasks(_ ids: [Int64], _ ledger: AgentLedger) throws {
-        var owners: [String: [Int64]] = [:]
+        var owners: [String: [Int64]] = [:], replies: [String] = []
         for id in ids {
             let r = try shownTask(id, ledger)
             guard r.state.isFinal, !tasks.finalizing.contains(id) else {
                 throw FerryError(.invalidState, "task \(id) is \(r.state.rawValue): cancel it before removing it from the list")
             }
             owners[app(ofSession: r.session), default: []].append(id)
+            if let reply = r.replyFile { replies.append(reply) }
         }
         out.append(.store(.deleteTasks(ids)))
         for (app, list) in owners.sorted(by: { $0.key < $1.key }) { out.append(.tasksRemoved(list, app: app)) }
+        if !replies.isEmpty { out.append(.removeFiles(replies)) }   // the uploads' replies: the agent's, not the user's
         for id in ids {
             out.append(.discardBytes(id))
             tasks.machines[id] = nil

@@ -64,6 +64,13 @@ extension AgentCore {
                 if tasks.finalizing.insert(id).inserted {
                     // A sandboxed app's files stay where it can read them: its default or its inbox.
                     let c = config(r.session)
+                    if r.kind == .upload {   // an upload's reply, to the session's inbox
+                        var reply = r
+                        reply.output = inbox(r.session, c) + "/\(r.id)-reply"
+                        reply.sha256 = nil
+                        out.append(.finalize(reply, defaultDirectory: nil, confined: !c.app.isEmpty))
+                        continue
+                    }
                     let dir = c.app.isEmpty ? settings.downloadDirectory ?? c.defaultDirectory ?? settings.downloadFolder
                                            : c.defaultDirectory ?? inbox(r.session, c)
                     out.append(.finalize(r, defaultDirectory: dir, confined: !c.app.isEmpty))

@@ -43,7 +43,11 @@ struct SessionBook: Sendable {
         guard seq <= q.lastSeq else {
             throw FerryError(.invalidArgument, "cannot acknowledge event \(seq): the latest is \(q.lastSeq)")
         }
-        return queues[session]!.acknowledge(upTo: seq).isEmpty ? [] : [.store(.deleteEvents(session: session, upTo: seq))]
+        let dropped = queues[session]!.acknowledge(upTo: seq)
+        guard !dropped.isEmpty else { return [] }
+        // An upload's reply was the event's to hand over: handed, it goes (after the commit).
+        let replies = dropped.compactMap { if case .uploaded(_, let file, _, _) = $0.event, !file.isEmpty { file } else { nil } }
+        return [.store(.deleteEvents(session: session, upTo: seq))] + (replies.isEmpty ? [] : [.removeFiles(replies)])
     }
 
     static func noSuchSession(_ session: String) -> FerryError {
