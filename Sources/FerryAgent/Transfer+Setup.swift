@@ -25,10 +25,12 @@ extension Transfer {
         ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
         ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
         ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
-        // HTTP/2 where the server offers it (ALPN; curl's default for https): a transfer waits
-        // for a connection being set up to the same host and multiplexes on it, instead of
-        // opening its own (HTTP/1.1 servers are unchanged: the wait ends when the answer does).
-        ferry_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        // HTTP/2 where the server offers it (ALPN, so https only): a transfer waits for a
+        // connection being set up to the same host and multiplexes on it, instead of opening
+        // its own. Not for plain http: curl cannot learn there that the server will not
+        // multiplex, and a second transfer waited for the first's answer to end (a stall when
+        // the first is slow).
+        if plan.url.lowercased().hasPrefix("https:") { ferry_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1) }
         // Every scheme curl knows (Basic, Digest, NTLM, Negotiate) for credentials in the URL or
         // from a challenge's answer: curl asks the server which it wants and finishes the rounds
         // itself, so only a final 401 reaches the agent. Without credentials it changes nothing.

@@ -278,3 +278,50 @@ import Testing
         #expect(try FileManager.default.attributesOfItem(atPath: existing)[.posixPermissions] as? Int == 0o755)
     }
 }
+
+/// Two transfers to one plain-http host start together: the second has a connection of its own
+/// at once, not after the first's answer ends (curl's wait for a multiplexed connection is for
+/// https only: over http it held the second until the first, here held by the server, ended).
+@Suite struct PlainHTTPConnectionTests {
+    @Test func aSlowTransferDoesNotHoldAnotherToTheSameHost() throws {
+        let h = try Harness()
+        try h.startAgent(["--max-per-host", "2"])
+        try h.startFaultServer()
+        try h.makeFile("slow.bin", size: 100_000)
+        try h.makeFile("quick.bin", size: 10_000)
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("pair"), .dict(["keep-events": .bool(false)])])
+        let out = h.root + "/got"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let requests: [Value] = [.tuple([.string(h.faultURL("slow.bin", "hold=1000")), .dict(["directory": .string(out)])]),
+                                 .tuple([.string(h.faultURL("quick.bin")), .dict(["directory": .string(out)])])]
+        let ids = try #require(try c.call("CreateDownloads", [.string("pair"), .array(requests, elementType: "(sa{sv})")]).first?.arrayValue)
+        let quick = try #require(ids.last?.int64Value)
+        try h.eventually("the quick one completed") { try h.show(quick)["state"] as? String == "completed" }
+        // In one attempt: not after a stall (the agent stops a silent transfer after 3 s here).
+        #expect(try h.show(quick)["attempts"] as? Int == 0)
+        #expect(try h.serverLog().filter { $0.path == "/quick.bin" }.count == 1)
+        try h.releaseHolds()
+    }
+
+    /// The same over https from an HTTP/1.1 server (ALPN says so at once): no waiting either.
+    @Test func aSlowTransferDoesNotHoldAnotherOverHTTPSWithoutHTTP2() throws {
+        let h = try Harness()
+        let cert = try h.startNginx(tls: true)
+        try h.startAgent(["--max-per-host", "2", "--ca-file", cert])
+        try FileManager.default.createDirectory(atPath: h.www + "/slow", withIntermediateDirectories: true)
+        try h.makeFile("slow/big.bin", size: 400_000)
+        try h.makeFile("quick.bin", size: 10_000)
+        let c = try h.client()
+        _ = try c.call("OpenSession", [.string("pair"), .dict(["keep-events": .bool(false)])])
+        let base = "https://127.0.0.1:\(h.nginxPort)"
+        let requests: [Value] = [.tuple([.string(base + "/slow/big.bin"), .dict(["directory": .string(h.downloads)])]),
+                                 .tuple([.string(base + "/quick.bin"), .dict(["directory": .string(h.downloads)])])]
+        let ids = try #require(try c.call("CreateDownloads", [.string("pair"), .array(requests, elementType: "(sa{sv})")]).first?.arrayValue)
+        let (slow, quick) = (try #require(ids.first?.int64Value), try #require(ids.last?.int64Value))
+        try h.eventually("the quick one completed") { try h.show(quick)["state"] as? String == "completed" }
+        #expect(try h.show(quick)["attempts"] as? Int == 0)
+        #expect(try h.show(slow)["state"] as? String == "running")   // 400 kB at 20 kB/s: still going
+        _ = try c.call("Cancel", [.uint64(UInt64(slow))])
+    }
+}

@@ -439,6 +439,7 @@ final class Harness: @unchecked Sendable {
             server {
                 \(listen)
                 root \(www);
+                location /slow/ { limit_rate 20k; }   # a slow transfer, 20 kB/s
             }
         }
         """.write(toFile: conf, atomically: true, encoding: .utf8)
