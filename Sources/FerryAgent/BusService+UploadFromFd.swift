@@ -61,6 +61,7 @@ extension BusService {
                 var draft = draft
                 draft.uploadFile = copy.path
                 draft.expected = copy.size
+                draft.lastModified = nil   // the agent's own copy: nobody changes it
                 do {
                     return try run(.createTasks(session: session, [draft]), c, checkPaths: false).expect("a task") { $0.taskID }
                 } catch {

@@ -77,6 +77,7 @@ enum RequestDecoder {
         }
         r.uploadFile = file
         r.expected = Int64(st.st_size)
+        r.lastModified = UploadSource.stamp(st)   // a change before or while it is sent fails the task
         return r
     }
 

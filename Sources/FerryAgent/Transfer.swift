@@ -27,6 +27,7 @@ final class Transfer {
     /// The staging file (download) or the file to send (upload), and an upload's reply.
     let fd: Int32
     let reply: ReplyFile?
+    let source: UploadSource?
     var headerList: UnsafeMutablePointer<curl_slist>?
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
@@ -71,12 +72,9 @@ final class Transfer {
         self.reserve = settings.stateReserve
         isUpload = record.kind == .upload
         if isUpload {
-            let path = record.uploadFile ?? ""
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                throw FerryError(.failed, "cannot read the file to upload \(path): \(String(cString: strerror(errno)))")
-            }
-            self.fd = fd
+            let source = try UploadSource(record)
+            self.source = source
+            self.fd = source.fd
             self.received = 0
             do { reply = try ReplyFile(path: stagingPath) } catch { close(fd); throw error }
         } else {
@@ -94,6 +92,7 @@ final class Transfer {
             self.fd = fd
             self.received = plan.offset
             reply = nil
+            source = nil
         }
         easy = curl_easy_init()
         // A known length: claim the space now, so a full disk shows before a byte is fetched.

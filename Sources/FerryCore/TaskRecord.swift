@@ -17,7 +17,8 @@ public struct TaskRecord: Sendable, Equatable {
     public var received: Int64
     /// Total size when the server said it (nil = unknown).
     public var expected: Int64?
-    /// Validators of the entity the partial bytes came from (for If-Range).
+    /// Validators of the entity the partial bytes came from (for If-Range). For an upload of a
+    /// path, `lastModified` is the file's modification time when it was queued (see UploadSource).
     public var etag: String?
     public var lastModified: String?
     /// Destination: an exact path (`output`) or a folder (`directory`); nil = the default folder.

@@ -80,6 +80,9 @@ public enum FailureClassifier {
             if e == 28 /* ENOSPC */ || e == 122 /* EDQUOT */ {
                 return .diskFull(o.localMessage ?? "no space left on the disk holding the download")
             }
+            if e == 116 /* ESTALE: the shell's mark for an upload's file that changed */ {
+                return .permanent(name: "FileChanged", message: o.localMessage ?? "the file to upload changed")
+            }
             // The shell's own words when it has them (which file, which operation).
             return .permanent(name: "Failed", message: o.localMessage ?? "cannot write the download: \(describeErrno(e))")
         }

@@ -72,3 +72,39 @@ import Testing
         #expect((try FileManager.default.attributesOfItem(atPath: h.root + "/r")[.size] as? Int) == 1 << 20)
     }
 }
+
+/// The file an upload sends is checked against what it was when queued: changed before the
+/// upload starts, nothing is sent; changed while it is sent, the task fails instead of
+/// completing with a mix on the server.
+@Suite(.serialized) struct UploadFileChangeTests {
+    @Test func aFileChangedBeforeItsUploadIsNotSent() throws {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        try h.makeFile("doc.bin", size: 50_000)
+        let r = try h.ferry("upload", h.www + "/doc.bin", h.faultURL("upload/doc.bin"), "--start-at", "2099-01-01T00:00:00Z")
+        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        try Data(repeating: 7, count: 60_000).write(to: URL(fileURLWithPath: h.www + "/doc.bin"))
+        #expect(try h.ferry("resume", String(id)).status == 0)
+        try h.eventually("failed") { try h.show(id)["state"] as? String == "failed" }
+        let error = try h.show(id)["error"] as? String ?? ""
+        #expect(error.contains("changed since it was queued (50000 bytes then, 60000 now)"), "\(error)")
+        #expect(try h.serverLog().filter { $0.path == "/upload/doc.bin" }.isEmpty)
+    }
+
+    @Test func aFileChangedWhileItIsSentFailsTheTask() throws {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        try h.makeFile("big.bin", size: 400_000)
+        let r = try h.ferry("upload", h.www + "/big.bin", h.faultURL("upload/big.bin"), "--max-rate", "100K")
+        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        try h.eventually("sending") { (try h.show(id)["received"] as? Int ?? 0) > 50_000 }
+        // Rewritten in place, as an editor saving over it would: same size, new bytes.
+        let handle = try #require(FileHandle(forWritingAtPath: h.www + "/big.bin"))
+        try handle.write(contentsOf: Data(repeating: 1, count: 400_000))
+        try handle.close()
+        try h.eventually("failed", timeout: 30) { try h.show(id)["state"] as? String == "failed" }
+        #expect((try h.show(id)["error"] as? String)?.contains("changed while it was being sent") == true)
+    }
+}
