@@ -87,6 +87,11 @@ enum RequestDecoder {
         var r = TaskRecord(session: "", url: url, host: host)
         r.kind = .upload
         try common(&r, o)
+        switch o.resumable {
+        case nil, "none"?: break
+        case "tus"?: r.resumable = .tus
+        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be tus or none, not '\(other.prefix(16))'")
+        }
         return r
     }
 

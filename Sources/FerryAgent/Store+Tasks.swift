@@ -38,7 +38,7 @@ extension Store {
             INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                 directory, output, file, suggested_name, sha256, description, headers, error, error_name,
                 attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline,
-                reply_file, reply_status, reply_cut, id)
+                reply_file, reply_status, reply_cut, resumable, upload_url, id)
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
             """
     }
@@ -69,7 +69,7 @@ extension Store {
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
                     kind=?, method=?, upload_file=?, priority=?, max_rate=?, max_attempts=?, deadline=?,
-                    reply_file=?, reply_status=?, reply_cut=?
+                    reply_file=?, reply_status=?, reply_cut=?, resumable=?, upload_url=?
                 WHERE id = ?
                 """)
             try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
@@ -257,7 +257,8 @@ extension Store {
     static let taskColumns = """
         id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
         file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
-        updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, reply_file, reply_status, reply_cut
+        updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, reply_file, reply_status, reply_cut,
+        resumable, upload_url
         """
 
     /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.

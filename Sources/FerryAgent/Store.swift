@@ -247,5 +247,9 @@ final class Store {
                 ALTER TABLE tasks ADD COLUMN reply_status INTEGER;
                 ALTER TABLE tasks ADD COLUMN reply_cut INTEGER NOT NULL DEFAULT 0;
                 """),
+        ("v9: resumable uploads", """
+                ALTER TABLE tasks ADD COLUMN resumable TEXT;
+                ALTER TABLE tasks ADD COLUMN upload_url TEXT;
+                """),
     ]
 }

@@ -75,7 +75,7 @@ final class Transfer {
             let source = try UploadSource(record)
             self.source = source
             self.fd = source.fd
-            self.received = 0
+            self.received = plan.upload?.sendOffset ?? 0
             do { reply = try ReplyFile(path: stagingPath) } catch { close(fd); throw error }
         } else {
             // From the start: O_TRUNC (no ftruncate, which costs a journal entry even on an empty file).
@@ -101,7 +101,7 @@ final class Transfer {
         }
         configure(plan: plan, settings: settings)
         authenticate(credential)
-        setMethod(record.effectiveMethod)
+        if let step = plan.upload { setUploadStep(step) } else { setMethod(record.effectiveMethod) }
     }
 
     deinit {

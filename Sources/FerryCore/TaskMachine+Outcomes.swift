@@ -12,6 +12,7 @@ extension TaskMachine {
                                        canChallenge: Bool = false, spaceRecheck: Int64 = 30_000_000) -> [Action] {
         guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
         record.updated = now
+        if let step = uploadStep, let actions = resumableStepEnded(step, outcome, now: now) { return actions }
         if canChallenge, outcome.httpStatus == 401 {
             let (scheme, realm) = Self.parseChallenge(outcome.authenticate)
             let failures = record.attempts

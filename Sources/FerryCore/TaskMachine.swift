@@ -9,6 +9,8 @@ public struct TaskMachine: Sendable {
     var lastProgressBytes: Int64 = 0
     /// The offset the running attempt asked for.
     var requestedOffset: Int64 = 0
+    /// The request of a resumable upload now under way.
+    var uploadStep: UploadStep?
 
     public init(_ record: TaskRecord) {
         self.record = record
@@ -25,6 +27,8 @@ public struct TaskMachine: Sendable {
         public var headers: [String: String]
         /// The session's cookie file (nil: no cookies kept); the core fills it in.
         public var cookieJar: String? = nil
+        /// A request of a resumable upload (nil: a plain download or upload).
+        public var upload: UploadStep? = nil
     }
 
     public enum Action: Sendable, Equatable {
@@ -113,8 +117,10 @@ public struct TaskMachine: Sendable {
         lastProgressBytes = offset
         requestedOffset = offset
         move(to: .running, now: now)
-        let plan = TransferPlan(url: record.url, offset: offset,
+        var plan = TransferPlan(url: record.url, offset: offset,
                                 ifRange: offset > 0 ? record.resumeValidator : nil, headers: record.headers)
+        if record.kind == .upload, record.resumable == .tus { plan = firstUploadPlan() }
+        uploadStep = plan.upload
         actions.append(.persist)
         actions.append(.startTransfer(plan))
         return actions

@@ -55,6 +55,10 @@ public struct TaskRecord: Sendable, Equatable {
     public var replyStatus: Int?
     public var replyCut = false
     public static let replyLimit: Int64 = 1 << 20
+    /// An upload sent with a resumable protocol, and the upload resource the server made for
+    /// it (recorded before any body byte is sent: an interrupted upload asks it for its offset).
+    public var resumable: ResumableProtocol?
+    public var uploadURL: String?
 
     public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
                 reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,

@@ -25,6 +25,9 @@ public struct TransferOutcome: Sendable, Equatable {
     public var proxyConnectStatus: Int = 0
     /// An upload's reply was longer than `TaskRecord.replyLimit`: the rest was dropped.
     public var replyCut = false
+    /// A resumable upload's answers: the resource made (Location) and the bytes it has.
+    public var location: String?
+    public var uploadOffset: Int64?
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {

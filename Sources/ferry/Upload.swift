@@ -22,6 +22,9 @@ struct Upload: ParsableCommand {
     var url: String
     @Option(help: "PUT (default) or POST.", completion: .list(["PUT", "POST"]))
     var method: String?
+    @Option(help: "tus: send with the tus 1.0 resumable protocol (an interrupted upload sends only the rest); none (default).",
+            completion: .list(["tus", "none"]))
+    var resumable: String?
     @Option(help: "With --wait, write the server's reply to this file instead of standard output.", completion: .file())
     var reply: String?
     @OptionGroup var task: NewTaskOptions
@@ -31,6 +34,7 @@ struct Upload: ParsableCommand {
             let agent = try AgentConnection()
             var options = task.options
             options.method = method
+            options.resumable = resumable
             let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
             let id = try agent.createTask(session: task.session, printID: !task.json) {
                 try $0.createUpload(session: $1, url: url, file: path, options)

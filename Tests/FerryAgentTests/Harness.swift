@@ -484,6 +484,7 @@ final class Harness: @unchecked Sendable {
     struct Request: Decodable {
         var path: String; var query: String; var range: String?; var if_range: String?
         var status: Int; var sent: Int; var start: Double; var end: Double?; var held: Int?
+        var method: String?; var received: Int?; var offset: Int?
         var rangeStart: Int? { range.flatMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") } }
     }
 

@@ -6,10 +6,10 @@ public struct TaskOptions: Sendable, Equatable {
     public enum Key: String, CaseIterable, Sendable {
         case directory, output, sha256, description, headers, paused, method
         case earliestBegin = "earliest-begin", priority, maxRate = "max-rate"
-        case maxAttempts = "max-attempts", timeout
+        case maxAttempts = "max-attempts", timeout, resumable
     }
     /// The keys an upload takes (no destination, no checksum).
-    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout]
+    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout, .resumable]
 
     public var directory: String?
     public var output: String?
@@ -28,6 +28,8 @@ public struct TaskOptions: Sendable, Equatable {
     public var maxAttempts: Int?
     /// Fail when a retry would come more than this many seconds after the task was made.
     public var timeout: Int?
+    /// An upload's resumable protocol: "tus" (tus 1.0) or "none" (the default).
+    public var resumable: String?
     public init() {}
 
     /// Refuses unknown keys and wrong types by name.
@@ -50,6 +52,7 @@ public struct TaskOptions: Sendable, Equatable {
         maxRate = try OptionValue.count(d, Key.maxRate.rawValue).map(Int64.init)
         maxAttempts = try OptionValue.count(d, Key.maxAttempts.rawValue)
         timeout = try OptionValue.count(d, Key.timeout.rawValue)
+        resumable = try OptionValue.string(d, Key.resumable.rawValue)
     }
 
     public var bus: [String: Value] {
@@ -66,6 +69,7 @@ public struct TaskOptions: Sendable, Equatable {
         if let v = maxRate { d[Key.maxRate.rawValue] = .int64(v) }
         if let v = maxAttempts { d[Key.maxAttempts.rawValue] = .uint32(UInt32(clamping: v)) }
         if let v = timeout { d[Key.timeout.rawValue] = .uint32(UInt32(clamping: v)) }
+        if let v = resumable { d[Key.resumable.rawValue] = .string(v) }
         return d
     }
 }

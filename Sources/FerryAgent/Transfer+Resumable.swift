@@ -1,0 +1,30 @@
+import CCurl
+import CFerryShim
+import FerryCore
+import Glibc
+
+extension UploadStep {
+    /// The byte a `send` starts at.
+    var sendOffset: Int64? { if case .send(let offset) = self { offset } else { nil } }
+}
+
+extension Transfer {
+    /// The method and body of one request of a resumable upload (tus); its headers are in the
+    /// plan. A `send` reads the file from its offset.
+    func setUploadStep(_ step: UploadStep) {
+        switch step {
+        case .create:
+            ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
+            ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+        case .askOffset:
+            ferry_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        case .send(let offset):
+            let size = Int64(lseek(fd, 0, SEEK_END))
+            lseek(fd, off_t(offset), SEEK_SET)
+            ferry_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
+            ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(max(0, size - offset)))
+            ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, "PATCH")
+            ferry_easy_set_read(easy, Transfer.readCallback, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+}
