@@ -17,6 +17,8 @@ enum CrashPoint: String, CaseIterable {
     case completionCommitted = "completion-committed" // state and events durable, staging not cleaned up
     case eventEmitted = "event-emitted"              // EventsAvailable sent
     case acknowledged = "acknowledged"               // the app's acknowledgement is durable
+    case uploadResourceRecorded = "upload-resource-recorded"   // a resumable upload's URL is durable, no byte sent
+    case uploadOffsetAnswered = "upload-offset-answered"       // the server's offset is durable, the rest not sent
 
     #if DEBUG
     private static let target: (CrashPoint, Int)? = {
@@ -56,6 +58,11 @@ struct CrashSeam {
     mutating func input(_ input: AgentInput) {
         #if DEBUG
         if case .responseBegan = input { reached.append(.responseBegan) }
+        if case .transferEnded(_, _, let o) = input {
+            if o.location != nil, o.httpStatus == 201 { reached.append(.uploadResourceRecorded) }
+            // A HEAD's answer: an offset with no body byte sent (a PATCH's answer has sent some).
+            if o.uploadOffset != nil, o.bytesThisAttempt == 0 { reached.append(.uploadOffsetAnswered) }
+        }
         #endif
     }
 

@@ -88,9 +88,10 @@ enum RequestDecoder {
         r.kind = .upload
         try common(&r, o)
         switch o.resumable {
-        case nil, "none"?: break
+        case nil, "auto"?: break   // found out by the first attempt
+        case "none"?: r.resumable = ResumableProtocol.none
         case "tus"?: r.resumable = .tus
-        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be tus or none, not '\(other.prefix(16))'")
+        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be auto, tus or none, not '\(other.prefix(16))'")
         }
         return r
     }

@@ -13,6 +13,8 @@ extension Transfer {
     /// plan. A `send` reads the file from its offset.
     func setUploadStep(_ step: UploadStep) {
         switch step {
+        case .discover:
+            ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, "OPTIONS")
         case .create:
             ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
             ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)

@@ -280,7 +280,10 @@ final class Transfers {
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
         outcome.rejection = t.rejection
         outcome.replyCut = t.reply?.cut ?? false
-        if t.isUpload { (outcome.location, outcome.uploadOffset) = (t.header("Location"), t.header("Upload-Offset").flatMap { Int64($0) }) }
+        if t.isUpload {
+            (outcome.location, outcome.uploadOffset) = (t.header("Location"), t.header("Upload-Offset").flatMap { Int64($0) })
+            if t.header("Tus-Resumable") != nil { outcome.tusExtensions = t.header("Tus-Extension") ?? "" }
+        }
         if let why = t.source?.changed() {   // whatever the server said, it got a mix
             outcome.localErrno = UploadSource.changedErrno
             outcome.localMessage = "the file to upload changed while it was being sent (\(why)): the server may hold a mix of old and new bytes"

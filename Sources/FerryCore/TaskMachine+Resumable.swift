@@ -2,13 +2,19 @@ import FoundationEssentials
 
 /// The resumable upload protocols the agent speaks. tus 1.0.0 (core protocol and its creation
 /// extension, https://tus.io/protocols/resumable-upload): the version sent, in one place.
+/// A task's `resumable` is nil until an OPTIONS request found out (the default, automatic).
 public enum ResumableProtocol: String, Sendable, Equatable {
     case tus
+    /// One plain request each attempt (the server offers nothing, or the app said so).
+    case none
     public static let tusVersion = "1.0.0"
 }
 
 /// One request of a resumable upload, as a transfer carries it out.
 public enum UploadStep: Sendable, Equatable {
+    /// OPTIONS to the task's URL: does the server speak tus (Tus-Resumable, with the creation
+    /// extension)? Asked once a task, when its protocol is left automatic.
+    case discover
     /// POST to the task's URL with the length: the server makes the upload resource (Location).
     case create(length: Int64)
     /// HEAD the upload resource: how many bytes the server has (Upload-Offset).
@@ -22,7 +28,11 @@ public enum UploadStep: Sendable, Equatable {
 extension TaskMachine {
     /// The first request of an attempt: make the resource, or ask the one made before.
     func firstUploadPlan() -> TransferPlan {
-        record.uploadURL == nil ? plan(.create(length: record.expected ?? 0)) : plan(.askOffset)
+        switch record.resumable {
+        case nil: return plan(.discover)
+        case .none?: return TransferPlan(url: record.url, offset: 0, ifRange: nil, headers: record.headers)
+        case .tus?: return record.uploadURL == nil ? plan(.create(length: record.expected ?? 0)) : plan(.askOffset)
+        }
     }
 
     func plan(_ step: UploadStep) -> TransferPlan {
@@ -30,13 +40,16 @@ extension TaskMachine {
         headers["Tus-Resumable"] = ResumableProtocol.tusVersion
         switch step {
         case .create(let length): headers["Upload-Length"] = String(length)
-        case .askOffset: break
+        case .askOffset, .discover: break
         case .send(let offset):
             headers["Upload-Offset"] = String(offset)
             headers["Content-Type"] = "application/offset+octet-stream"
         }
         var p = TransferPlan(url: record.uploadURL ?? record.url, offset: 0, ifRange: nil, headers: headers)
-        if case .create = step { p.url = record.url }
+        switch step {
+        case .discover, .create: p.url = record.url   // asked of the task's URL, not the resource's
+        case .askOffset, .send: break
+        }
         p.upload = step
         return p
     }
@@ -46,6 +59,14 @@ extension TaskMachine {
     mutating func resumableStepEnded(_ step: UploadStep, _ outcome: TransferOutcome, now: Int64) -> [Action]? {
         let ok = outcome.curlCode == 0 && (200..<300).contains(outcome.httpStatus) && outcome.localErrno == nil
         switch step {
+        case .discover:
+            // An HTTP error (405, 501…) is an answer too: no tus. A failure to connect is not.
+            guard ok || (outcome.curlCode == 22 && outcome.httpStatus >= 400) else { return nil }
+            let extensions = (outcome.tusExtensions ?? "").lowercased().split(separator: ",").map { $0.filter { $0 != " " } }
+            record.resumable = outcome.tusExtensions != nil && extensions.contains("creation") ? .tus : ResumableProtocol.none
+            let first = firstUploadPlan()
+            uploadStep = first.upload
+            return [.persist, .startTransfer(first)]
         case .create:
             guard ok else { return nil }
             guard let location = outcome.location, let url = URL(string: location, relativeTo: URL(string: record.url)) else {

@@ -119,7 +119,7 @@ public struct TaskMachine: Sendable {
         move(to: .running, now: now)
         var plan = TransferPlan(url: record.url, offset: offset,
                                 ifRange: offset > 0 ? record.resumeValidator : nil, headers: record.headers)
-        if record.kind == .upload, record.resumable == .tus { plan = firstUploadPlan() }
+        if record.kind == .upload { plan = firstUploadPlan() }
         uploadStep = plan.upload
         actions.append(.persist)
         actions.append(.startTransfer(plan))

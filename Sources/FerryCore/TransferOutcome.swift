@@ -28,6 +28,8 @@ public struct TransferOutcome: Sendable, Equatable {
     /// A resumable upload's answers: the resource made (Location) and the bytes it has.
     public var location: String?
     public var uploadOffset: Int64?
+    /// An OPTIONS answer with Tus-Resumable: its Tus-Extension list ("" when none).
+    public var tusExtensions: String?
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {

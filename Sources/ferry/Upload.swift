@@ -22,8 +22,8 @@ struct Upload: ParsableCommand {
     var url: String
     @Option(help: "PUT (default) or POST.", completion: .list(["PUT", "POST"]))
     var method: String?
-    @Option(help: "tus: send with the tus 1.0 resumable protocol (an interrupted upload sends only the rest); none (default).",
-            completion: .list(["tus", "none"]))
+    @Option(help: "auto (default: ask the server, OPTIONS), tus (the tus 1.0 resumable protocol: an interrupted upload sends only the rest) or none.",
+            completion: .list(["auto", "tus", "none"]))
     var resumable: String?
     @Option(help: "With --wait, write the server's reply to this file instead of standard output.", completion: .file())
     var reply: String?

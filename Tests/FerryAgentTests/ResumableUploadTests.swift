@@ -46,12 +46,61 @@ import Testing
         #expect(patches.compactMap(\.received).reduce(0, +) == size)
     }
 
-    /// Without the option the same server is not asked anything resumable: a plain POST.
+    /// Left automatic, the upload asks the server (OPTIONS) and uses tus where it is offered;
+    /// a server without it gets the plain request; "none" asks nothing.
+    @Test func theProtocolIsFoundOutOnce() throws {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        let body = try h.makeFile("big.bin", size: 2_000_000)
+        let tus = try h.ferry("upload", h.www + "/big.bin", h.faultURL("tus/", "drops=1&dropafter=500000"), "--method", "POST", "--wait")
+        #expect(tus.status == 0, "\(tus.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/tus-1")) == body)
+        #expect(try Self.patches(h).compactMap(\.received).reduce(0, +) == 2_000_000)
+        let plain = try h.ferry("upload", h.www + "/big.bin", h.faultURL("upload/plain.bin"), "--wait")
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/plain.bin")) == body)
+        let none = try h.ferry("upload", h.www + "/big.bin", h.faultURL("upload/none.bin"), "--resumable", "none", "--wait")
+        #expect(none.status == 0, "\(none.stderr)")
+        let options = try h.serverLog().filter { $0.method == "OPTIONS" }.map(\.path)
+        #expect(options == ["/tus/", "/upload/plain.bin"], "\(options)")
+    }
+
     @Test func theOptionIsCheckedByName() throws {
         let h = try Harness()
         try h.startAgent()
         try h.makeFile("f.bin", size: 10)
         let r = try h.ferry("upload", h.www + "/f.bin", "http://127.0.0.1:9/x", "--resumable", "ietf")
-        #expect(r.status == 2 && r.stderr.contains("resumable") && r.stderr.contains("tus or none"), "\(r.stderr)")
+        #expect(r.status == 2 && r.stderr.contains("resumable") && r.stderr.contains("auto, tus or none"), "\(r.stderr)")
+    }
+}
+
+/// The crash matrix for resumable uploads: the agent aborts at each step of a tus upload
+/// (FERRY_CRASH_AT), restarts, and the upload completes with the server holding the exact
+/// bytes, no byte received twice, one upload resource.
+@Suite(.serialized) struct ResumableUploadCrashTests {
+    static let steps = ["upload-resource-recorded", "upload-offset-answered", "transfer-ended:2", "file-synced",
+                        "completion-committed"]
+
+    @Test(arguments: steps)
+    func crashAtEveryStepOfAResumableUpload(step: String) throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        let size = 3_000_000
+        let body = try h.makeFile("big.bin", size: size)
+        try h.startAgent(environment: ["FERRY_CRASH_AT": step])
+        // One drop after 1 MB: the upload asks the server for its offset once.
+        _ = try h.ferry("upload", h.www + "/big.bin", h.faultURL("tus/", "drops=1&dropafter=1000000"), "--method", "POST",
+                        "--resumable", "tus")
+        let agent = try #require(h.agent)
+        try h.eventually("the agent crashed at \(step)", timeout: 20) { !agent.isRunning }
+        #expect(agent.terminationReason == .uncaughtSignal, "the agent did not reach \(step)")
+        try h.startAgent()
+        let id = try #require(try AgentProxy(h.client()).allTasks(session: nil).first?.id)
+        try h.eventually("completed after the restart", timeout: 40) { try h.show(id)["state"] as? String == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/tus-1")) == body)
+        let log = try h.serverLog()
+        #expect(log.filter { $0.method == "POST" }.count == 1, "\(log)")
+        #expect(log.filter { $0.method == "PATCH" }.compactMap(\.received).reduce(0, +) == size, "\(log)")
     }
 }

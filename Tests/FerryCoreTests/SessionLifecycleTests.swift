@@ -8,6 +8,7 @@ import Testing
     func running(kind: TaskRecord.Kind = .download, expected: Int64? = nil) -> TaskMachine {
         var r = TaskRecord(id: 3, session: "s", url: "http://h/f", host: "h", expected: expected)
         r.kind = kind
+        if kind == .upload { r.resumable = ResumableProtocol.none }   // a plain upload (no OPTIONS first)
         var m = TaskMachine(r)
         _ = m.start(partialBytes: 0, now: 1)
         return m

@@ -75,6 +75,14 @@ class Handler(BaseHTTPRequestHandler):
         self.record(entry)
         self.tus_reply(201, [("Location", "/tus/files/" + name)])
 
+    def do_OPTIONS(self):
+        """tus discovery: the /tus/ endpoint says what it speaks; anything else is not tus."""
+        self.record({"path": self.path.split("?")[0], "query": "", "method": "OPTIONS", "status": 204, "sent": 0,
+                     "start": time.monotonic(), "end": time.monotonic()})
+        if not self.path.startswith("/tus/"):
+            return self.reply_small(405, b"", [("Allow", "GET, HEAD, PUT, POST")])
+        self.tus_reply(204, [("Tus-Version", "1.0.0"), ("Tus-Extension", "creation,termination"), ("Tus-Max-Size", str(1 << 40))])
+
     def do_HEAD(self):
         name, upload = self.tus_upload()
         self.record({"path": self.path, "query": "", "method": "HEAD", "status": 200 if upload else 404, "sent": 0,
