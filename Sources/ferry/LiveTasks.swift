@@ -11,6 +11,8 @@ final class LiveTasks {
     private let api: AgentProxy
     private let session: String?
     private(set) var tasks: [Int64: TaskInfo] = [:]
+    /// Running tasks' speeds, from the figures each refresh reads (bytes received or sent).
+    private(set) var speeds: [Int64: TransferSpeed] = [:]
     private var dirty = true
 
     init(_ agent: AgentConnection, session: String?) throws {
@@ -54,6 +56,8 @@ final class LiveTasks {
     private func refresh(_ id: Int64) {
         if let t = try? api.task(id) {
             guard session == nil || t.session == session else { return }
+            if t.state == .running { speeds[id, default: TransferSpeed()].sample(received: t.received, at: Int64(g_get_monotonic_time())) }
+            else { speeds[id] = nil }
             if tasks[id] != t { tasks[id] = t; dirty = true }
         } else if tasks.removeValue(forKey: id) != nil {
             dirty = true

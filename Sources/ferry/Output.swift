@@ -64,9 +64,20 @@ enum Output {
         return t.state.rawValue
     }
 
-    static func line(_ t: TaskInfo) -> String {
-        let target = (t.file ?? t.url) + (t.app.isEmpty ? "" : "  [\(t.app)]")
-        return "\(String(t.id).padding(toLength: 6, withPad: " ", startingAt: 0)) \(stateText(t).padding(toLength: 17, withPad: " ", startingAt: 0)) \(progress(t).padding(toLength: 24, withPad: " ", startingAt: 0)) \(target)"
+    /// One row; with a running task's speed (watch), its rate and time left after the figures.
+    static func line(_ t: TaskInfo, speed: TransferSpeed? = nil) -> String {
+        let target = (t.kind == .upload ? "↑ " : "") + (t.file ?? t.url) + (t.app.isEmpty ? "" : "  [\(t.app)]")
+        var figures = progress(t)
+        if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
+            figures += "  \(bytes(Int64(s)))/s"
+            if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { figures += ", \(TransferSpeed.duration(left)) left" }
+        }
+        return "\(pad(String(t.id), 6)) \(pad(stateText(t), 17)) \(pad(figures, 24)) \(target)"
+    }
+
+    /// Padded to a column's width; never cut (String.padding cuts what is longer).
+    private static func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : s.padding(toLength: width, withPad: " ", startingAt: 0)
     }
 
     static let header = "ID     STATE             PROGRESS                 FILE/URL"

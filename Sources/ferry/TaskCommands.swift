@@ -153,7 +153,7 @@ struct Watch: ParsableCommand {
                 let active = live.active
                 var screen = terminal ? "\u{1B}[H\u{1B}[2J" : ""
                 screen += Output.header + "\n"
-                for t in active { screen += Output.line(t) + "\n" }
+                for t in active { screen += Output.line(t, speed: live.speeds[t.id]) + "\n" }
                 if active.isEmpty { screen += "(no active transfers)\n" }
                 print(screen, terminator: "")
                 fflush(stdout)

@@ -27,7 +27,7 @@ struct View: ParsableCommand {
                 var screen = watch && Output.stdoutIsTerminal ? "\u{1B}[H\u{1B}[2J" : ""
                 let active = live.active
                 screen += "Active\n"
-                screen += active.isEmpty ? "  (none)\n" : active.map { "  " + Output.line($0) + "\n" }.joined()
+                screen += active.isEmpty ? "  (none)\n" : active.map { "  " + Output.line($0, speed: live.speeds[$0.id]) + "\n" }.joined()
                 let finished = tasks.filter { $0.state == .completed }.sorted { $0.updated > $1.updated }
                 screen += "Finished\n"
                 screen += finished.isEmpty ? "  (none)\n" : finished.map { "  \($0.id)\t\($0.file ?? "")\n" }.joined()

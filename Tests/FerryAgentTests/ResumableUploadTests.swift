@@ -1,3 +1,4 @@
+import Ferry
 import FerryBus
 import FerryCore
 import Foundation
@@ -102,5 +103,36 @@ import Testing
         let log = try h.serverLog()
         #expect(log.filter { $0.method == "POST" }.count == 1, "\(log)")
         #expect(log.filter { $0.method == "PATCH" }.compactMap(\.received).reduce(0, +) == size, "\(log)")
+    }
+}
+
+/// A descriptor upload (what a sandboxed app makes) resumes from the agent's own copy: the app's
+/// file is gone, the connection drops, and the rest still comes from the copy.
+@Suite struct ResumableDescriptorUploadTests {
+    @Test func aDescriptorUploadResumesFromTheAgentsCopy() throws {
+        let h = try Harness()
+        try h.startAgent()
+        try h.startFaultServer()
+        var config = FerrySessionConfiguration.background(withIdentifier: "dev.ferry.test.TusFd")
+        config.busAddress = h.busAddress
+        config.uploadsByDescriptor = true
+        let original = h.root + "/home/draft.bin"
+        let payload = Data((0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try payload.write(to: URL(fileURLWithPath: original))
+        let rec = Recorder()
+        let session = try FerrySession(configuration: config, delegate: rec)
+        let task = try session.uploadTask(with: FerryRequest(url: URL(string: h.faultURL("tus/", "drops=1&dropafter=600000"))!,
+                                                             httpMethod: "POST"),
+                                          fromFile: URL(fileURLWithPath: original))
+        try FileManager.default.removeItem(atPath: original)
+        task.resume()
+        let id = task.taskIdentifier
+        let calls = try rec.wait("upload done") { $0.completed(id) != nil }
+        #expect(calls.completed(id) == .completed(id, error: nil, hasResumeData: false))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/tus-1")) == payload)
+        let patches = try h.serverLog().filter { $0.method == "PATCH" }
+        #expect(patches.map(\.offset) == [0, 600_000] && patches.compactMap(\.received).reduce(0, +) == 1_500_000, "\(patches)")
+        #expect(task.reply?.statusCode == 204)
+        session.disconnect()
     }
 }
