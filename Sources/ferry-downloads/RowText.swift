@@ -6,6 +6,8 @@ import Foundation
 enum RowText {
     static func name(_ t: TaskInfo) -> String {
         if let file = t.file, !file.isEmpty { return (file as NSString).lastPathComponent }
+        // An upload: the file sent (the agent's own copies, "….upload", carry no name of the user's).
+        if t.kind == .upload, let sent = t.uploadFile, !sent.hasSuffix(".upload") { return (sent as NSString).lastPathComponent }
         let path = URL(string: t.url)?.lastPathComponent ?? ""
         return path.isEmpty || path == "/" ? (URL(string: t.url)?.host ?? t.url) : path
     }
@@ -16,7 +18,7 @@ enum RowText {
 
     /// "3.2 MB of 10 MB · 1.1 MB/s · 6 s left", or why the task waits.
     static func active(_ t: TaskInfo, speed: Double?) -> String {
-        let amount = t.expected.map { "\(bytes(t.received)) of \(bytes($0))" } ?? bytes(t.received)
+        let amount = (t.kind == .upload ? "Sent " : "") + (t.expected.map { "\(bytes(t.received)) of \(bytes($0))" } ?? bytes(t.received))
         switch t.state {
         case .queued: return "Queued · \(amount)"
         case .paused: return "Paused · \(amount)"
@@ -49,6 +51,9 @@ enum RowText {
         case .failed: return "Failed: " + (t.error ?? "unknown error")
         case .canceled: return "Canceled"
         default:
+            if t.kind == .upload {   // "Sent 1.0 MB to example.org · today 14:03"
+                return "Sent \(bytes(t.received)) to \(URL(string: t.url)?.host ?? t.url) · " + when(t.updated)
+            }
             let folder = t.file.map { (($0 as NSString).deletingLastPathComponent as NSString).lastPathComponent } ?? ""
             return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")
         }

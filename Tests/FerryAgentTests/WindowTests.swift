@@ -139,4 +139,26 @@ import Testing
         try h.eventually("canceled once the toast went", timeout: 20) { try h.show(dropped)["state"] as? String == "canceled" }
         #expect(try h.show(kept)["state"] as? String != "canceled")
     }
+
+    /// An upload's row: named after the file sent, its bytes sent (with rate and time left) while
+    /// it runs; once done, where it went.
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func anUploadsRowSaysWhatIsSent() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("up.bin", size: 600_000)
+        try h.makeFile("done.bin", size: 1_000)
+        #expect(try h.ferry("upload", h.www + "/done.bin", h.faultURL("upload/done.bin"), "--wait").status == 0)
+        #expect(try h.ferry("upload", h.www + "/up.bin", h.faultURL("upload/up.bin"), "--resumable", "none", "--max-rate", "100K").status == 0)
+        try h.startDisplay()
+        let window = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = window
+        let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "up.bin", "done.bin").utf8))
+        let running = try #require(shown.row("up.bin"))
+        #expect(running.labels.contains { $0.hasPrefix("Sent ") && $0.contains(" of 600.0") }, "\(running.labels)")   // sizes have a no-break space
+        #expect(running.progress == ["Progress of up.bin"])
+        let done = try #require(shown.row("done.bin"))
+        #expect(done.labels.contains { $0.hasPrefix("Sent 1.0") && $0.contains(" to 127.0.0.1 · ") }, "\(done.labels)")
+    }
 }
