@@ -17,7 +17,7 @@ enum CrashPoint: String, CaseIterable {
     case completionCommitted = "completion-committed" // state and events durable, staging not cleaned up
     case eventEmitted = "event-emitted"              // EventsAvailable sent
     case acknowledged = "acknowledged"               // the app's acknowledgement is durable
-    case uploadResourceRecorded = "upload-resource-recorded"   // a resumable upload's URL is durable, no byte sent
+    case uploadResourceRecorded = "upload-resource-recorded"   // a resumable upload's URL is durable (made, or named by a 104)
     case uploadOffsetAnswered = "upload-offset-answered"       // the server's offset is durable, the rest not sent
 
     #if DEBUG
@@ -58,6 +58,7 @@ struct CrashSeam {
     mutating func input(_ input: AgentInput) {
         #if DEBUG
         if case .responseBegan = input { reached.append(.responseBegan) }
+        if case .uploadResourceAnnounced = input { reached.append(.uploadResourceRecorded) }
         if case .transferEnded(_, _, let o) = input {
             if o.location != nil, o.httpStatus == 201 { reached.append(.uploadResourceRecorded) }
             // A HEAD's answer: an offset with no body byte sent (a PATCH's answer has sent some).

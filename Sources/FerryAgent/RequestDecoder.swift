@@ -91,7 +91,8 @@ enum RequestDecoder {
         case nil, "auto"?: break   // found out by the first attempt
         case "none"?: r.resumable = ResumableProtocol.none
         case "tus"?: r.resumable = .tus
-        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be auto, tus or none, not '\(other.prefix(16))'")
+        case "ietf"?: r.resumable = .ietf
+        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be auto, tus, ietf or none, not '\(other.prefix(16))'")
         }
         return r
     }

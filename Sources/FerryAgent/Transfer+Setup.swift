@@ -58,6 +58,7 @@ extension Transfer {
         if isUpload, !plan.headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
             headers.append("Content-Type: application/octet-stream")
         }
+        awaitsResource = isUpload && plan.upload == nil && plan.headers["Upload-Complete"] != nil
         for h in headers { headerList = curl_slist_append(headerList, h) }
         if headerList != nil { ferry_easy_setopt_ptr(easy, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)) }
         let me = Unmanaged.passUnretained(self).toOpaque()

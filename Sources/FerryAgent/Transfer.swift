@@ -29,6 +29,7 @@ final class Transfer {
     let reply: ReplyFile?
     let source: UploadSource?
     var headerList: UnsafeMutablePointer<curl_slist>?
+    var awaitsResource = false   // a plain upload invited the IETF draft's upgrade; no 104 seen yet
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
     private(set) var received: Int64

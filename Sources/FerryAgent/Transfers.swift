@@ -251,6 +251,7 @@ final class Transfers {
     private func absorb(_ t: Transfer) {
         t.flush()
         if let head = t.takeHead() { feed(.responseBegan(task: t.taskID, head)) }
+        if let location = t.takeAnnouncedResource() { feed(.uploadResourceAnnounced(task: t.taskID, location: location)) }
         feed(.progressed(task: t.taskID, received: t.received))
     }
 
@@ -283,6 +284,7 @@ final class Transfers {
         if t.isUpload {
             (outcome.location, outcome.uploadOffset) = (t.header("Location"), t.header("Upload-Offset").flatMap { Int64($0) })
             if t.header("Tus-Resumable") != nil { outcome.tusExtensions = t.header("Tus-Extension") ?? "" }
+            (outcome.acceptPatch, outcome.uploadComplete) = (t.header("Accept-Patch"), ["?1": true, "?0": false][t.header("Upload-Complete") ?? ""])
         }
         if let why = t.source?.changed() {   // whatever the server said, it got a mix
             outcome.localErrno = UploadSource.changedErrno

@@ -1,50 +1,86 @@
 import FoundationEssentials
 
-/// The resumable upload protocols the agent speaks. tus 1.0.0 (core protocol and its creation
-/// extension, https://tus.io/protocols/resumable-upload): the version sent, in one place.
+/// The resumable upload protocols the agent speaks, their versions in one place:
+/// - tus 1.0.0, core protocol and creation extension (https://tus.io/protocols/resumable-upload);
+/// - the IETF draft "Resumable Uploads for HTTP" (draft-ietf-httpbis-resumable-upload, drafts
+///   -09 to -15: interop version 8; header Upload-Draft-Interop-Version).
 /// A task's `resumable` is nil until an OPTIONS request found out (the default, automatic).
 public enum ResumableProtocol: String, Sendable, Equatable {
     case tus
-    /// One plain request each attempt (the server offers nothing, or the app said so).
+    /// The IETF draft, careful creation: an empty request with Upload-Complete: ?0 makes the
+    /// upload resource (its URL stored before a byte is sent), PATCHes send the file.
+    case ietf
+    /// Plain requests that invite the server to make them resumable (the draft's optimistic
+    /// creation: Upload-Complete: ?1); a 104 interim answer with a Location turns the task `ietf`.
+    case upgrade
+    /// One plain request each attempt (the app said so).
     case none
     public static let tusVersion = "1.0.0"
+    public static let ietfInteropVersion = "8"
 }
 
 /// One request of a resumable upload, as a transfer carries it out.
 public enum UploadStep: Sendable, Equatable {
-    /// OPTIONS to the task's URL: does the server speak tus (Tus-Resumable, with the creation
-    /// extension)? Asked once a task, when its protocol is left automatic.
+    /// OPTIONS to the task's URL: does the server speak tus (Tus-Resumable with the creation
+    /// extension) or the IETF draft (Accept-Patch with application/partial-upload)? Asked once
+    /// a task, when its protocol is left automatic.
     case discover
-    /// POST to the task's URL with the length: the server makes the upload resource (Location).
-    case create(length: Int64)
+    /// An empty request to the task's URL with the length: the server makes the upload resource
+    /// (Location). `method`: POST for tus, the task's own for the IETF draft.
+    case create(length: Int64, method: String)
     /// HEAD the upload resource: how many bytes the server has (Upload-Offset).
     case askOffset
     /// PATCH the upload resource with the file from `offset`.
     case send(offset: Int64)
 }
 
-/// Resumable uploads (tus): the task's running period is a chain of requests — make the
-/// resource (its URL stored before a byte is sent), or ask it for its offset, then send the rest.
+/// Resumable uploads: the task's running period is a chain of requests — make the resource
+/// (its URL stored before a byte is sent), or ask it for its offset, then send the rest.
 extension TaskMachine {
     /// The first request of an attempt: make the resource, or ask the one made before.
     func firstUploadPlan() -> TransferPlan {
         switch record.resumable {
         case nil: return plan(.discover)
-        case .none?: return TransferPlan(url: record.url, offset: 0, ifRange: nil, headers: record.headers)
-        case .tus?: return record.uploadURL == nil ? plan(.create(length: record.expected ?? 0)) : plan(.askOffset)
+        case .none?, .upgrade?:
+            guard record.uploadURL == nil else { return plan(.askOffset) }   // a 104 named one: .ietf soon
+            return TransferPlan(url: record.url, offset: 0, ifRange: nil, headers: plainHeaders())
+        case .tus?, .ietf?:
+            return record.uploadURL == nil ? plan(.create(length: record.expected ?? 0, method: createMethod)) : plan(.askOffset)
         }
+    }
+
+    private var createMethod: String { record.resumable == .tus ? "POST" : record.effectiveMethod }
+
+    /// A plain upload's headers; under `upgrade` they invite the server to make it resumable.
+    private func plainHeaders() -> [String: String] {
+        var headers = record.headers
+        if record.resumable == .upgrade {
+            headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion
+            headers["Upload-Complete"] = "?1"
+            if let length = record.expected { headers["Upload-Length"] = String(length) }
+        }
+        return headers
     }
 
     func plan(_ step: UploadStep) -> TransferPlan {
         var headers = record.headers
-        headers["Tus-Resumable"] = ResumableProtocol.tusVersion
+        let ietf = record.resumable != .tus
+        if ietf {
+            headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion
+        } else {
+            headers["Tus-Resumable"] = ResumableProtocol.tusVersion
+        }
         switch step {
-        case .create(let length): headers["Upload-Length"] = String(length)
-        case .askOffset, .discover: break
+        case .discover, .askOffset: break
+        case .create(let length, _):
+            headers["Upload-Length"] = String(length)
+            if ietf { headers["Upload-Complete"] = "?0" }
         case .send(let offset):
             headers["Upload-Offset"] = String(offset)
-            headers["Content-Type"] = "application/offset+octet-stream"
+            headers["Content-Type"] = ietf ? "application/partial-upload" : "application/offset+octet-stream"
+            if ietf { headers["Upload-Complete"] = "?1" }
         }
+        if step == .discover { headers = record.headers }   // OPTIONS asks, it claims nothing
         var p = TransferPlan(url: record.uploadURL ?? record.url, offset: 0, ifRange: nil, headers: headers)
         switch step {
         case .discover, .create: p.url = record.url   // asked of the task's URL, not the resource's
@@ -54,16 +90,25 @@ extension TaskMachine {
         return p
     }
 
+    /// A 104 (Upload Resumption Supported) interim answer named the upload resource while a
+    /// plain request under `upgrade` was sending: from now on the task resumes there.
+    mutating func resourceAnnounced(_ location: String) -> [Action] {
+        guard record.state == .running, uploadStep == nil, record.resumable == .upgrade,
+              let url = URL(string: location, relativeTo: URL(string: record.url)) else { return [] }
+        record.resumable = .ietf
+        record.uploadURL = url.absoluteString
+        return [.persist]
+    }
+
     /// A request of a resumable upload ended. nil: the outcome is the attempt's (a failure to
     /// classify as any, or the last request's success).
     mutating func resumableStepEnded(_ step: UploadStep, _ outcome: TransferOutcome, now: Int64) -> [Action]? {
         let ok = outcome.curlCode == 0 && (200..<300).contains(outcome.httpStatus) && outcome.localErrno == nil
         switch step {
         case .discover:
-            // An HTTP error (405, 501…) is an answer too: no tus. A failure to connect is not.
+            // An HTTP error (405, 501…) is an answer too: no protocol. A failure to connect is not.
             guard ok || (outcome.curlCode == 22 && outcome.httpStatus >= 400) else { return nil }
-            let extensions = (outcome.tusExtensions ?? "").lowercased().split(separator: ",").map { $0.filter { $0 != " " } }
-            record.resumable = outcome.tusExtensions != nil && extensions.contains("creation") ? .tus : ResumableProtocol.none
+            record.resumable = Self.discovered(outcome)
             let first = firstUploadPlan()
             uploadStep = first.upload
             return [.persist, .startTransfer(first)]
@@ -78,16 +123,38 @@ extension TaskMachine {
         case .askOffset:
             if outcome.httpStatus == 404 || outcome.httpStatus == 410 {   // gone (expired): make a new one
                 record.uploadURL = nil
-                return next(.create(length: record.expected ?? 0))
+                if record.resumable == .upgrade { record.resumable = .ietf }
+                return next(.create(length: record.expected ?? 0, method: createMethod))
             }
             guard ok else { return nil }
             guard let offset = outcome.uploadOffset, offset >= 0, offset <= (record.expected ?? .max) else {
                 return fail(name: "Failed", message: "the server's upload resource gave no usable Upload-Offset", resumable: false, now: now)
             }
+            if outcome.uploadComplete == true, record.resumable != .tus {
+                // It has every byte and answered the last request, but that answer was lost:
+                // the draft has no way to ask for it again. The task is done, with no reply.
+                record.received = offset
+                return nil
+            }
             return next(.send(offset: offset))
-        case .send:
+        case .send(let sent):
+            // 409: the server's offset is not ours; it says which (the draft requires it).
+            if outcome.httpStatus == 409, let offset = outcome.uploadOffset, offset != sent, offset >= 0,
+               offset <= (record.expected ?? .max) {
+                return next(.send(offset: offset))
+            }
             return nil
         }
+    }
+
+    /// What an OPTIONS answer says the server speaks.
+    static func discovered(_ outcome: TransferOutcome) -> ResumableProtocol {
+        func list(_ value: String?) -> [String] {
+            (value ?? "").lowercased().split(separator: ",").map { $0.filter { $0 != " " } }
+        }
+        if outcome.tusExtensions != nil, list(outcome.tusExtensions).contains("creation") { return .tus }
+        if list(outcome.acceptPatch).contains(where: { $0.hasPrefix("application/partial-upload") }) { return .ietf }
+        return .upgrade
     }
 
     /// The next request, at once, in the same running period; the record (its upload URL, the

@@ -30,6 +30,10 @@ public struct TransferOutcome: Sendable, Equatable {
     public var uploadOffset: Int64?
     /// An OPTIONS answer with Tus-Resumable: its Tus-Extension list ("" when none).
     public var tusExtensions: String?
+    /// An OPTIONS answer's Accept-Patch (the IETF draft: application/partial-upload).
+    public var acceptPatch: String?
+    /// The IETF draft's Upload-Complete of the answer (nil: absent or not a boolean).
+    public var uploadComplete: Bool?
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {

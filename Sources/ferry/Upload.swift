@@ -22,8 +22,8 @@ struct Upload: ParsableCommand {
     var url: String
     @Option(help: "PUT (default) or POST.", completion: .list(["PUT", "POST"]))
     var method: String?
-    @Option(help: "auto (default: ask the server, OPTIONS), tus (the tus 1.0 resumable protocol: an interrupted upload sends only the rest) or none.",
-            completion: .list(["auto", "tus", "none"]))
+    @Option(help: "auto (default: ask the server, OPTIONS), tus (tus 1.0) or ietf (the IETF draft Resumable Uploads for HTTP): an interrupted upload sends only the rest; none: one plain request.",
+            completion: .list(["auto", "tus", "ietf", "none"]))
     var resumable: String?
     @Option(help: "With --wait, write the server's reply to this file instead of standard output.", completion: .file())
     var reply: String?

@@ -24,6 +24,7 @@ makes an upload (201, Location: /tus/files/ID; drops=K&dropafter=N: the first K 
 are cut, the connection closed, after N body bytes); HEAD /tus/files/ID answers Upload-Offset;
 PATCH /tus/files/ID appends at Upload-Offset (409 if it is not the server's), and the complete
 upload is written to ROOT/uploads/tus-ID. Each request is logged with method and offset.
+/ietf/: the IETF draft Resumable Uploads for HTTP, likewise (see ietf_upload.py).
 
 GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
 sent (body bytes), start/end (time.monotonic()). Prints the chosen port on stdout."""
@@ -31,15 +32,17 @@ import argparse, base64, json, os, sys, threading, time, hashlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
 from email.utils import formatdate
+import ietf_upload, tus_upload
+from ietf_upload import IETFUpload
+from tus_upload import TusUpload
 
 LOG = []
 LOG_LOCK = threading.Lock()
 COUNTS = {}
-TUS = {}
 RELEASE = threading.Event()
 ROOT = "."
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(TusUpload, IETFUpload, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
@@ -50,33 +53,14 @@ class Handler(BaseHTTPRequestHandler):
             LOG.append(entry)
 
     def do_PUT(self):
+        if urlsplit(self.path).path == "/ietf/":
+            return self.ietf_create("PUT")
         self.receive_upload("PUT")
 
-    # tus 1.0: creation, offset, append.
-    def tus_reply(self, status, headers=()):
-        self.reply_small(status, b"", [("Tus-Resumable", "1.0.0"), ("Cache-Control", "no-store")] + list(headers))
-
-    def tus_upload(self):
-        name = self.path.split("?")[0][len("/tus/files/"):]
-        return name, TUS.get(name)
-
-    def tus_create(self, q):
-        entry = {"path": "/tus/", "query": "", "method": "POST", "status": 201, "sent": 0, "received": 0,
-                 "start": time.monotonic(), "end": time.monotonic()}
-        length = int(self.headers.get("Upload-Length", "-1"))
-        if self.headers.get("Tus-Resumable") != "1.0.0" or length < 0:
-            entry["status"] = 400
-            self.record(entry)
-            return self.tus_reply(400)
-        with LOG_LOCK:
-            name = str(len(TUS) + 1)
-            TUS[name] = {"length": length, "data": bytearray(), "drops": int(q.get("drops", "0")),
-                         "dropafter": int(q.get("dropafter", "0"))}
-        self.record(entry)
-        self.tus_reply(201, [("Location", "/tus/files/" + name)])
-
     def do_OPTIONS(self):
-        """tus discovery: the /tus/ endpoint says what it speaks; anything else is not tus."""
+        """Discovery: /tus/ and /ietf/ say what they speak; anything else speaks neither."""
+        if self.path.startswith("/ietf/"):
+            return self.ietf_options()
         self.record({"path": self.path.split("?")[0], "query": "", "method": "OPTIONS", "status": 204, "sent": 0,
                      "start": time.monotonic(), "end": time.monotonic()})
         if not self.path.startswith("/tus/"):
@@ -84,51 +68,14 @@ class Handler(BaseHTTPRequestHandler):
         self.tus_reply(204, [("Tus-Version", "1.0.0"), ("Tus-Extension", "creation,termination"), ("Tus-Max-Size", str(1 << 40))])
 
     def do_HEAD(self):
-        name, upload = self.tus_upload()
-        self.record({"path": self.path, "query": "", "method": "HEAD", "status": 200 if upload else 404, "sent": 0,
-                     "start": time.monotonic(), "end": time.monotonic()})
-        if upload is None:
-            return self.tus_reply(404)
-        self.tus_reply(200, [("Upload-Offset", str(len(upload["data"]))), ("Upload-Length", str(upload["length"]))])
+        if self.path.startswith("/ietf/uploads/"):
+            return self.ietf_head()
+        self.tus_head()
 
     def do_PATCH(self):
-        name, upload = self.tus_upload()
-        length = int(self.headers.get("Content-Length", "0"))
-        entry = {"path": self.path, "query": "", "method": "PATCH", "status": 0, "sent": 0, "received": 0,
-                 "offset": int(self.headers.get("Upload-Offset", "-1")), "start": time.monotonic(), "end": None}
-        try:
-            if upload is None:
-                entry["status"] = 404
-                return self.tus_reply(404)
-            if self.headers.get("Content-Type") != "application/offset+octet-stream":
-                entry["status"] = 415
-                return self.tus_reply(415)
-            if entry["offset"] != len(upload["data"]):
-                entry["status"] = 409
-                return self.tus_reply(409)
-            cut = upload["drops"] > 0
-            want = min(length, upload["dropafter"]) if cut else length
-            got = 0
-            while got < want:
-                piece = self.rfile.read(min(65536, want - got))
-                if not piece:
-                    break
-                upload["data"] += piece
-                got += len(piece)
-            entry["received"] = got
-            if cut or got < length:   # dropped (or the client left): no answer
-                upload["drops"] -= 1 if cut else 0
-                self.close_connection = True
-                return
-            if len(upload["data"]) == upload["length"]:
-                os.makedirs(os.path.join(ROOT, "uploads"), exist_ok=True)
-                with open(os.path.join(ROOT, "uploads", "tus-" + name), "wb") as f:
-                    f.write(upload["data"])
-            entry["status"] = 204
-            self.tus_reply(204, [("Upload-Offset", str(len(upload["data"])))])
-        finally:
-            entry["end"] = time.monotonic()
-            self.record(entry)
+        if self.path.startswith("/ietf/uploads/"):
+            return self.ietf_patch()
+        self.tus_patch()
 
     def receive_upload(self, method):
         url = urlsplit(self.path)
@@ -160,6 +107,8 @@ class Handler(BaseHTTPRequestHandler):
             self.record(entry)
 
     def do_POST(self):
+        if urlsplit(self.path).path == "/ietf/":
+            return self.ietf_create("POST")
         if self.path.startswith("/tus/") and not self.path.startswith("/tus/files/"):
             return self.tus_create({k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()})
         if self.path.startswith("/upload/"):
@@ -327,7 +276,7 @@ def main():
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--host", default="127.0.0.1")
     args = p.parse_args()
-    ROOT = args.root
+    ROOT = ietf_upload.ROOT = tus_upload.ROOT = args.root
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     print(server.server_address[1], flush=True)

@@ -28,7 +28,8 @@ public struct TaskOptions: Sendable, Equatable {
     public var maxAttempts: Int?
     /// Fail when a retry would come more than this many seconds after the task was made.
     public var timeout: Int?
-    /// An upload's resumable protocol: "tus" (tus 1.0) or "none" (the default).
+    /// An upload's resumable protocol: "auto" (the default: ask the server), "tus" (tus 1.0),
+    /// "ietf" (the IETF draft Resumable Uploads for HTTP) or "none".
     public var resumable: String?
     public init() {}
 

@@ -128,6 +128,11 @@ extension AgentCore {
         launcherProgressChanged()
     }
 
+    mutating func resourceAnnounced(_ id: Int64, _ location: String, _ ledger: AgentLedger) {
+        guard tasks.attached.contains(id), tasks.machines[id] != nil else { return }
+        _ = try? withMachine(id, ledger) { m, _ in m.resourceAnnounced(location) }
+    }
+
     /// TasksProgressed rides on the docks' twice-a-second wake: no timer of its own.
     mutating func reportProgress() {
         out += user.report(record: { tasks.machines[$0]?.record }, app: sessions.app)

@@ -75,6 +75,7 @@ public struct AgentCore: Sendable {
             out.append(.reply(reply))
         case .responseBegan(let id, let head): responseBegan(id, head, ledger)
         case .progressed(let id, let received): progressed(id, received, ledger)
+        case .uploadResourceAnnounced(let id, let location): resourceAnnounced(id, location, ledger)
         case .transferEnded(let id, let received, let outcome): transferEnded(id, received: received, outcome, ledger)
         case .transferCouldNotStart(let id, let outcome): transferCouldNotStart(id, outcome, ledger)
         case .finalized(let id, let result): finalized(id, result, ledger)

@@ -6,6 +6,8 @@ public enum AgentInput: Sendable {
     /// A response's headers arrived and its body began (read after curl returned).
     case responseBegan(task: Int64, ResponseHead)
     case progressed(task: Int64, received: Int64)
+    /// A plain upload's server named its upload resource in a 104 interim answer (IETF draft).
+    case uploadResourceAnnounced(task: Int64, location: String)
     /// An attempt ended; `received` counts the bytes on disk.
     case transferEnded(task: Int64, received: Int64, TransferOutcome)
     /// The shell could not even begin the attempt (the staging file, its disk space).

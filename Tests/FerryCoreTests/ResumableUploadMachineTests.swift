@@ -1,0 +1,134 @@
+import Testing
+@testable import FerryCore
+
+/// The resumable-upload decisions, without network: which protocol an OPTIONS answer means,
+/// which request comes next, what is stored before a byte is sent.
+private func upload(_ resumable: ResumableProtocol?, method: String? = nil, uploadURL: String? = nil) -> TaskMachine {
+    var r = TaskRecord(id: 9, session: "s", url: "http://h/files/", host: "h", expected: 1_000)
+    r.kind = .upload
+    r.resumable = resumable
+    r.method = method
+    r.uploadURL = uploadURL
+    return TaskMachine(r)
+}
+private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, jitter: 0)
+
+private func plans(_ actions: [TaskMachine.Action]) -> [TaskMachine.TransferPlan] {
+    actions.compactMap { if case .startTransfer(let p) = $0 { p } else { nil } }
+}
+
+private extension TaskMachine {
+    mutating func ended(_ o: TransferOutcome) -> [Action] {
+        transferEnded(o, backoff: backoff, resourceDeadline: nil, now: 2, random: 0)
+    }
+}
+
+private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil, complete: Bool? = nil,
+                    acceptPatch: String? = nil, tus: String? = nil, sent: Int64 = 0) -> TransferOutcome {
+    var o = TransferOutcome(curlCode: status >= 400 ? 22 : 0, httpStatus: status, bytesThisAttempt: sent)
+    (o.location, o.uploadOffset, o.uploadComplete, o.acceptPatch, o.tusExtensions) = (location, offset, complete, acceptPatch, tus)
+    return o
+}
+
+@Suite struct ResumableUploadMachineTests {
+    @Test func optionsAnswersChooseTheProtocol() {
+        #expect(TaskMachine.discovered(answer(204, tus: "creation,termination")) == .tus)
+        #expect(TaskMachine.discovered(answer(204, tus: "termination")) == .upgrade)   // tus without creation: no use
+        #expect(TaskMachine.discovered(answer(204, acceptPatch: "application/json, application/partial-upload")) == .ietf)
+        #expect(TaskMachine.discovered(answer(204, acceptPatch: "*/*")) == .upgrade)   // the draft: not enough
+        #expect(TaskMachine.discovered(answer(405)) == .upgrade)
+    }
+
+    @Test func automaticAsksOnceThenCreatesCarefullyWithTheTasksMethod() {
+        var m = upload(nil, method: "POST")
+        let first = plans(m.start(partialBytes: 0, now: 1))
+        #expect(first.first?.upload == .discover)
+        #expect(first.first?.headers["Upload-Draft-Interop-Version"] == nil)   // OPTIONS claims nothing
+        let create = plans(m.ended(answer(204, acceptPatch: "application/partial-upload")))
+        #expect(m.record.resumable == .ietf)
+        #expect(create.first?.upload == .create(length: 1_000, method: "POST"))
+        #expect(create.first?.url == "http://h/files/")
+        #expect(create.first?.headers["Upload-Complete"] == "?0")
+        #expect(create.first?.headers["Upload-Length"] == "1000")
+        #expect(create.first?.headers["Upload-Draft-Interop-Version"] == ResumableProtocol.ietfInteropVersion)
+    }
+
+    @Test func theResourceIsStoredBeforeTheFirstByteAndAPatchSendsAll() {
+        var m = upload(.ietf)
+        _ = m.start(partialBytes: 0, now: 1)
+        let actions = m.ended(answer(201, location: "/uploads/abc"))
+        #expect(actions.first == .persist)   // the URL is durable before the PATCH starts
+        #expect(m.record.uploadURL == "http://h/uploads/abc")
+        let send = plans(actions).first
+        #expect(send?.upload == .send(offset: 0))
+        #expect(send?.url == "http://h/uploads/abc")
+        #expect(send?.headers["Content-Type"] == "application/partial-upload")
+        #expect(send?.headers["Upload-Complete"] == "?1")
+        #expect(send?.headers["Upload-Offset"] == "0")
+    }
+
+    @Test func anInterruptedUploadAsksItsOffsetAndSendsTheRest() {
+        var m = upload(.ietf, uploadURL: "http://h/uploads/abc")
+        #expect(plans(m.start(partialBytes: 0, now: 1)).first?.upload == .askOffset)
+        let send = plans(m.ended(answer(204, offset: 600, complete: false)))
+        #expect(send.first?.upload == .send(offset: 600))
+        #expect(m.record.received == 600)
+    }
+
+    @Test func aConflictingOffsetIsTakenFromTheAnswer() {
+        var m = upload(.ietf, uploadURL: "http://h/uploads/abc")
+        _ = m.start(partialBytes: 0, now: 1)
+        _ = m.ended(answer(204, offset: 600, complete: false))
+        #expect(plans(m.ended(answer(409, offset: 700))).first?.upload == .send(offset: 700))
+    }
+
+    @Test func aCompleteUploadWhoseAnswerWasLostIsDone() {
+        var m = upload(.ietf, uploadURL: "http://h/uploads/abc")
+        _ = m.start(partialBytes: 0, now: 1)
+        let actions = m.ended(answer(204, offset: 1_000, complete: true))
+        #expect(actions.contains(.finalize))
+        #expect(plans(actions).isEmpty)
+    }
+
+    @Test func aGoneResourceIsMadeAgain() {
+        var m = upload(.ietf, uploadURL: "http://h/uploads/old")
+        _ = m.start(partialBytes: 0, now: 1)
+        let again = plans(m.ended(answer(404)))
+        #expect(again.first?.upload == .create(length: 1_000, method: "PUT"))
+        #expect(m.record.uploadURL == nil)
+    }
+
+    @Test func aPlainUploadInvitesTheUpgradeAndA104MakesItResumable() {
+        var m = upload(.upgrade)
+        let plain = plans(m.start(partialBytes: 0, now: 1)).first
+        #expect(plain?.upload == nil)
+        #expect(plain?.headers["Upload-Complete"] == "?1")
+        #expect(plain?.headers["Upload-Length"] == "1000")
+        #expect(m.resourceAnnounced("/uploads/xyz") == [.persist])
+        #expect(m.record.resumable == .ietf)
+        #expect(m.record.uploadURL == "http://h/uploads/xyz")
+        #expect(m.resourceAnnounced("/uploads/other").isEmpty)   // only the first one counts
+        // The connection drops: the next attempt asks the announced resource.
+        _ = m.ended(TransferOutcome(curlCode: 55, curlMessage: "Send failure", httpStatus: 0, bytesThisAttempt: 300))
+        #expect(m.record.state == .waiting)
+        _ = m.retryDue(now: 3)
+        #expect(plans(m.start(partialBytes: 0, now: 4)).first?.upload == .askOffset)
+    }
+
+    @Test func noneInvitesNothingAndIgnoresA104() {
+        var m = upload(ResumableProtocol.none)
+        let plain = plans(m.start(partialBytes: 0, now: 1)).first
+        #expect(plain?.headers["Upload-Complete"] == nil)
+        #expect(m.resourceAnnounced("/uploads/xyz").isEmpty)
+    }
+
+    @Test func tusKeepsItsOwnHeadersAndPost() {
+        var m = upload(.tus, method: "PUT")
+        let create = plans(m.start(partialBytes: 0, now: 1)).first
+        #expect(create?.upload == .create(length: 1_000, method: "POST"))
+        #expect(create?.headers["Tus-Resumable"] == ResumableProtocol.tusVersion)
+        #expect(create?.headers["Upload-Complete"] == nil)
+        let send = plans(m.ended(answer(201, location: "/tus/files/1"))).first
+        #expect(send?.headers["Content-Type"] == "application/offset+octet-stream")
+    }
+}
