@@ -271,6 +271,9 @@ final class Harness: @unchecked Sendable {
     private(set) var display: String?
 
     /// Can this machine show a window to tests (Xvfb, the accessibility bus, pyatspi)?
+    /// Real input events (XTest) for what AT-SPI cannot do in GTK 4.8 (activate a list row).
+    static var canSendInput: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/xdotool") }
+
     static var canShowWindows: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb")
             && FileManager.default.isExecutableFile(atPath: "/usr/libexec/at-spi-bus-launcher")
@@ -336,11 +339,12 @@ final class Harness: @unchecked Sendable {
     }
 
     /// A helper process the test waits for (killed with the harness if still running).
-    func spawnWaitable(_ exe: String, _ args: [String], output: String? = nil, errors: String? = nil) throws -> Process {
+    func spawnWaitable(_ exe: String, _ args: [String], output: String? = nil, errors: String? = nil,
+                       environment extra: [String: String] = [:]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
-        p.environment = environment
+        p.environment = environment.merging(extra) { $1 }
         p.standardOutput = try output.map(Self.writable) ?? FileHandle.nullDevice
         p.standardError = try errors.map(Self.writable) ?? FileHandle.nullDevice
         try p.run()

@@ -161,4 +161,27 @@ import Testing
         let done = try #require(shown.row("done.bin"))
         #expect(done.labels.contains { $0.hasPrefix("Sent 1.0") && $0.contains(" to 127.0.0.1 · ") }, "\(done.labels)")
     }
+
+    /// Enter on a row, or a double click on it, opens its file with the desktop's default app
+    /// (GIO; here a recorder the desktop's MIME settings name for PDFs). Real input events.
+    @Test(.enabled(if: Harness.canShowWindows && Harness.canSendInput, "needs Xvfb, at-spi2-core, python3-pyatspi, xdotool and a built ferry-downloads"))
+    func activatingARowOpensItsFile() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        let (_, opened) = try h.pdfOpenerDesktop()
+        try h.startAgent()
+        try Data("%PDF-1.4\n%test\n".utf8).write(to: URL(fileURLWithPath: h.www + "/paper.pdf"))
+        #expect(try h.ferry("download", h.faultURL("paper.pdf"), "--wait").status == 0)
+        try h.startDisplay()
+        // The MIME database (which type a .pdf is) lives in /usr/share.
+        _ = try h.spawnWaitable(Harness.ferry, ["view"], environment: ["XDG_DATA_DIRS": "/usr/share"])
+        _ = try h.windowDriver("activate", "paper.pdf", "enter")
+        try h.eventually("Enter opened the file") {
+            (try? String(contentsOfFile: opened, encoding: .utf8)) == h.downloads + "/paper.pdf\n"
+        }
+        _ = try h.windowDriver("activate", "paper.pdf", "double-click")
+        try h.eventually("a double click opened it again") {
+            (try? String(contentsOfFile: opened, encoding: .utf8))?.split(separator: "\n").count == 2
+        }
+    }
 }

@@ -7,6 +7,9 @@
   window-driver.py has NAME BUTTON     wait for BUTTON in the row that shows NAME
   window-driver.py type FIELD TEXT     type TEXT into the text field named FIELD
   window-driver.py gone NAME           wait until no row shows NAME
+  window-driver.py activate NAME HOW   activate the row that shows NAME as a user does, with real
+                                       input events (xdotool, XTest): HOW is "enter" (click the row,
+                                       press Return) or "double-click"
   window-driver.py set NAME VALUE      in any of the app's windows, set the control named NAME
                                        (a spin button's value, a text field's text)
   window-driver.py toggle NAME         flip the switch named NAME
@@ -15,6 +18,7 @@
 Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
 """
 import json
+import subprocess
 import sys
 import time
 
@@ -144,6 +148,24 @@ def main(args):
             while want is not None and value_of(n) != want and time.monotonic() < deadline:
                 time.sleep(0.1)
             print(value_of(n))
+    elif args[0] == "activate":
+        # GTK 4.8 gives list items no AT-SPI action: the input goes in as the X server's events,
+        # at the row's name label (its place from AT-SPI, relative to the window).
+        name, how = args[1], args[2]
+
+        def label(frame):
+            row = row_named(frame, name)
+            return next((n for n in walk(row) if n.getRoleName() == "label" and n.name == name), None) if row else None
+
+        frame, target = until(f"the row of {name!r}", label)
+        x, y, w, h = target.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        wid = subprocess.check_output(["xdotool", "search", "--onlyvisible", "--name", "^%s$" % frame.name], text=True).split()[0]
+        at = ["mousemove", "--window", wid, str(x + w // 2), str(y + h // 2)]
+        if how == "enter":
+            subprocess.check_call(["xdotool"] + at + ["click", "1", "key", "Return"])
+        else:
+            subprocess.check_call(["xdotool"] + at + ["click", "--repeat", "2", "--delay", "80", "1"])
+        print("activated")
     elif args[0] == "gone":
         until(f"{args[1]} gone", lambda f: row_named(f, args[1]) is None)
         print("gone")
