@@ -97,11 +97,11 @@ extension FerrySession {
                 if !pump.sync(execute: { stopped }) { claimLeftover(location) }
                 done()
             }
-        case .uploaded(let sent, let file, let status, let cut):
+        case .uploaded(let sent, let file, let status, let cut, let headers):
             task.sent(sent, expected: nil)
             // The reply's file is the agent's (in the inbox, gone once acknowledged): read now.
             let data = file.isEmpty ? Data() : (FileManager.default.contents(atPath: file) ?? Data())
-            (task as? FerryUploadTask)?.replied(FerryUploadReply(statusCode: status, data: data, isCut: cut))
+            (task as? FerryUploadTask)?.replied(FerryUploadReply(statusCode: status, data: data, isCut: cut, headers: headers ?? [:]))
             done()
         case .completed(let message, let name, let resumable):
             let error = message.map {

@@ -125,10 +125,15 @@ public final class FerryUploadTask: FerryTask, @unchecked Sendable {
     func replied(_ reply: FerryUploadReply) { replyLock.lock(); _reply = reply; replyLock.unlock() }
 }
 
-/// A server's answer to an upload: its HTTP status and body (at most 1 MiB; `isCut` when the
-/// server sent more).
+/// A server's answer to an upload: its HTTP status, body (at most 1 MiB; `isCut` when the
+/// server sent more) and header fields (names in lower case, as HTTP/2 writes them; no
+/// Set-Cookie).
 public struct FerryUploadReply: Sendable, Equatable {
     public var statusCode: Int
     public var data: Data
     public var isCut: Bool
+    public var headers: [String: String] = [:]
+
+    /// A header field by name, in any case.
+    public func value(forHTTPHeaderField name: String) -> String? { headers[name.lowercased()] }
 }

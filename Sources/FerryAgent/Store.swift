@@ -251,5 +251,8 @@ final class Store {
                 ALTER TABLE tasks ADD COLUMN resumable TEXT;
                 ALTER TABLE tasks ADD COLUMN upload_url TEXT;
                 """),
+        ("v10: an upload's reply headers", """
+                ALTER TABLE tasks ADD COLUMN reply_headers TEXT;
+                """),
     ]
 }

@@ -30,6 +30,7 @@ enum TaskColumns {
         r.replyCut = row.int(32) != 0
         r.resumable = row.optionalText(33).flatMap(ResumableProtocol.init(rawValue:))
         r.uploadURL = row.optionalText(34)
+        r.replyHeaders = row.optionalText(35).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
         return r
     }
 
@@ -49,7 +50,7 @@ enum TaskColumns {
     }
 
     /// How many parameters `bind` takes with every key.
-    static let count = 35
+    static let count = 36
 
     private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
         if keys == .all { b.add(r.session) }
@@ -62,7 +63,7 @@ enum TaskColumns {
         b.add(r.created); b.add(r.updated); b.add(r.kind.rawValue); b.add(r.method); b.add(r.uploadFile)
         b.add(r.priority); b.add(r.maxRate); b.add(r.maxAttempts.map { Int64($0) }); b.add(r.deadline)
         b.add(r.replyFile); b.add(r.replyStatus.map { Int64($0) }); b.add(Int64(r.replyCut ? 1 : 0))
-        b.add(r.resumable?.rawValue); b.add(r.uploadURL)
+        b.add(r.resumable?.rawValue); b.add(r.uploadURL); b.add(r.replyHeaders.map(Store.headersJSON))
         b.add(r.id)
     }
 }

@@ -280,7 +280,7 @@ final class Transfers {
                                       localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
         outcome.rejection = t.rejection
-        outcome.replyCut = t.reply?.cut ?? false
+        (outcome.replyCut, outcome.replyHeaders) = (t.reply?.cut ?? false, t.isUpload ? t.replyHeaders() : nil)
         if t.isUpload {
             (outcome.location, outcome.uploadOffset) = (t.header("Location"), t.header("Upload-Offset").flatMap { Int64($0) })
             if t.header("Tus-Resumable") != nil { outcome.tusExtensions = t.header("Tus-Extension") ?? "" }

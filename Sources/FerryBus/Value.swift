@@ -177,6 +177,13 @@ public indirect enum Value: Sendable, Equatable {
         default: return nil
         }
     }
+    public var stringDictValue: [String: String]? {
+        switch self {
+        case .stringDict(let d): return d
+        case .dict(let d): return d.compactMapValues(\.stringValue)
+        default: return nil
+        }
+    }
     public var bytesValue: [UInt8]? { if case .bytes(let b) = self { return b }; return nil }
     public var arrayValue: [Value]? {
         switch self {

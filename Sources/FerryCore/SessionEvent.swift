@@ -6,8 +6,9 @@ public enum SessionEvent: Sendable, Equatable, Codable {
     case resumed(offset: Int64, expected: Int64?)
     case finished(file: String, received: Int64)
     /// An upload the server took (kind "finished" too): its reply's file in the inbox ("" when
-    /// it could not be kept), the HTTP status, and whether the reply was cut at the limit.
-    case uploaded(sent: Int64, replyFile: String, status: Int, cut: Bool)
+    /// it could not be kept), the HTTP status, whether the reply was cut at the limit, and its
+    /// header fields (nil in events stored before they were kept).
+    case uploaded(sent: Int64, replyFile: String, status: Int, cut: Bool, headers: [String: String]?)
     case completed(error: String?, errorName: String?, resumable: Bool)
     /// The server asked for credentials; the task waits for AnswerChallenge.
     case challenge(scheme: String, realm: String, host: String, previousFailures: Int)

@@ -36,6 +36,7 @@ extension TaskMachine {
                 // to the session's inbox as a finished download would.
                 record.replyStatus = outcome.httpStatus
                 record.replyCut = outcome.replyCut
+                record.replyHeaders = outcome.replyHeaders
             }
             actions.append(.finalize)
             return actions
@@ -109,7 +110,7 @@ extension TaskMachine {
     mutating func uploadCompleted(replyFile: String?) -> [Action] {
         record.replyFile = replyFile
         let reply = SessionEvent.uploaded(sent: record.received, replyFile: replyFile ?? "", status: record.replyStatus ?? 0,
-                                          cut: record.replyCut)
+                                          cut: record.replyCut, headers: record.replyHeaders)
         return [.persist, .emit(reply), .emit(.completed(error: nil, errorName: nil, resumable: false))]
     }
 

@@ -54,6 +54,9 @@ public struct TaskRecord: Sendable, Equatable {
     public var replyFile: String?
     public var replyStatus: Int?
     public var replyCut = false
+    /// The reply's header fields, names in lower case (repeated ones joined with ", "), without
+    /// Set-Cookie: a credential, which the session's cookie jar keeps if anything does.
+    public var replyHeaders: [String: String]?
     public static let replyLimit: Int64 = 1 << 20
     /// An upload sent with a resumable protocol, and the upload resource the server made for
     /// it (recorded before any body byte is sent: an interrupted upload asks it for its offset).

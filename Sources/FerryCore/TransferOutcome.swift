@@ -25,6 +25,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var proxyConnectStatus: Int = 0
     /// An upload's reply was longer than `TaskRecord.replyLimit`: the rest was dropped.
     public var replyCut = false
+    /// An upload's reply: its header fields (see `TaskRecord.replyHeaders`).
+    public var replyHeaders: [String: String]?
     /// A resumable upload's answers: the resource made (Location) and the bytes it has.
     public var location: String?
     public var uploadOffset: Int64?

@@ -24,6 +24,7 @@ enum Output {
             object["reply-status"] = status
             object["reply-file"] = t.replyFile.map { $0 as Any } ?? NSNull()
             object["reply-cut"] = t.replyCut
+            object["reply-headers"] = t.replyHeaders ?? [:]
         }
         return object
     }

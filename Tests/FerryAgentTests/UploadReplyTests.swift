@@ -26,8 +26,11 @@ import Testing
         let reply = try #require(task.reply)
         #expect(reply.statusCode == 201 && !reply.isCut)
         #expect(String(decoding: reply.data, as: UTF8.self) == "{\"stored\": \"p.bin\", \"received\": 100000}\n")
+        // Its header fields too, but no cookie (a credential).
+        #expect(reply.value(forHTTPHeaderField: "Location") == "/stored/p.bin" && reply.headers["content-type"] == "application/json")
+        #expect(reply.headers["set-cookie"] == nil && !reply.headers.isEmpty)
         let info = try AgentProxy(h.client()).task(Int64(id))
-        #expect(info.replyStatus == 201)
+        #expect(info.replyStatus == 201 && info.replyHeaders?["location"] == "/stored/p.bin")
         let file = try #require(info.replyFile)
         #expect(file.hasPrefix(StateFolder(h.state).inbox("dev.ferry.test.Reply")))
         try h.eventually("the reply's file gone once acknowledged") { !FileManager.default.fileExists(atPath: file) }
@@ -52,6 +55,7 @@ import Testing
         #expect(printed.stderr.contains("the server answered HTTP 200"), "\(printed.stderr)")
         let shown = try h.show(id)
         #expect(shown["reply-status"] as? Int == 200)
+        #expect((shown["reply-headers"] as? [String: Any])?["content-type"] as? String == "application/json", "\(shown)")
         #expect((shown["reply-file"] as? String).map { FileManager.default.fileExists(atPath: $0) } == true)
 
         let saved = try h.ferry("upload", h.root + "/note.txt", url, "--method", "POST", "--wait", "--reply", h.root + "/reply.json")

@@ -59,12 +59,14 @@ import Testing
         _ = m.progressed(received: 1000, now: 1_000_001)
         var outcome = TransferOutcome(curlCode: 0, httpStatus: 201, bytesThisAttempt: 1000)
         outcome.replyCut = true
+        outcome.replyHeaders = ["location": "/objects/7"]
         actions = m.transferEnded(outcome, backoff: backoff, resourceDeadline: nil, now: 2_000_000, random: 0)
         #expect(actions.contains(.finalize) && m.record.replyStatus == 201 && m.record.replyCut)
         var lost = m
         actions = m.finalized(file: "/inbox/1-reply", now: 2_000_001)
         #expect(m.record.state == .completed && m.record.replyFile == "/inbox/1-reply" && m.record.file == nil)
-        #expect(actions.contains(.emit(.uploaded(sent: 1000, replyFile: "/inbox/1-reply", status: 201, cut: true))))
+        #expect(actions.contains(.emit(.uploaded(sent: 1000, replyFile: "/inbox/1-reply", status: 201, cut: true,
+                                                  headers: ["location": "/objects/7"]))))
         #expect(actions.contains(.emit(.completed(error: nil, errorName: nil, resumable: false))))
         _ = lost.finalizeFailed(name: "InvalidDestination", message: "no inbox", now: 2_000_001)
         #expect(lost.record.state == .completed && lost.record.replyFile == nil)

@@ -101,7 +101,8 @@ class Handler(TusUpload, IETFUpload, BaseHTTPRequestHandler):
             entry["status"] = 201
             # The reply names what was made, as upload APIs do; replypad=N adds N bytes to it.
             reply = json.dumps({"stored": name, "received": len(data)}).encode() + b"\n"
-            self.reply_small(201, reply + b"#" * int(q.get("replypad", "0")))
+            self.reply_small(201, reply + b"#" * int(q.get("replypad", "0")),
+                             [("Location", "/stored/" + name), ("Content-Type", "application/json"), ("Set-Cookie", "sid=secret")])
         finally:
             entry["end"] = time.monotonic()
             self.record(entry)

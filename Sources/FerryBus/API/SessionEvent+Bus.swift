@@ -20,9 +20,9 @@ extension SessionEvent {
             return ["offset": .int64(offset), "expected": .int64(expected ?? -1)]
         case .finished(let file, let received):
             return ["file": .string(file), "received": .int64(received)]
-        case .uploaded(let sent, let reply, let status, let cut):
+        case .uploaded(let sent, let reply, let status, let cut, let headers):
             return ["file": .string(""), "received": .int64(sent), "reply-file": .string(reply), "status": .int64(Int64(status)),
-                    "reply-cut": .bool(cut)]
+                    "reply-cut": .bool(cut), "reply-headers": .stringDict(headers ?? [:])]
         case .completed(let error, let errorName, let resumable):
             return ["error": .string(error ?? ""), "error-name": .string(errorName ?? ""), "resumable": .bool(resumable)]
         }
@@ -40,7 +40,8 @@ extension SessionEvent {
         case "invalidated": self = .invalidated(error: s("error"))
         case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
         case "finished" where d["reply-file"] != nil:
-            self = .uploaded(sent: i("received"), replyFile: s("reply-file") ?? "", status: Int(i("status")), cut: d["reply-cut"]?.boolValue ?? false)
+            self = .uploaded(sent: i("received"), replyFile: s("reply-file") ?? "", status: Int(i("status")),
+                             cut: d["reply-cut"]?.boolValue ?? false, headers: d["reply-headers"]?.stringDictValue)
         case "finished": self = .finished(file: s("file") ?? "", received: i("received"))
         case "completed": self = .completed(error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)
         default: return nil

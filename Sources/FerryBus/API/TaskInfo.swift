@@ -29,6 +29,7 @@ public struct TaskInfo: Sendable, Equatable {
     public var replyFile: String?
     public var replyStatus: Int?
     public var replyCut = false
+    public var replyHeaders: [String: String]?
 
     public init(_ r: TaskRecord, app: String = "") {
         self.app = app
@@ -38,7 +39,7 @@ public struct TaskInfo: Sendable, Equatable {
         reason = r.reason; description = r.description; attempts = r.attempts; retryAt = r.retryAt
         created = r.created; updated = r.updated
         priority = r.priority; maxRate = r.maxRate
-        replyFile = r.replyFile; replyStatus = r.replyStatus; replyCut = r.replyCut
+        replyFile = r.replyFile; replyStatus = r.replyStatus; replyCut = r.replyCut; replyHeaders = r.replyHeaders
     }
 
     public var dictionary: [String: Value] { Value.fields(fields).dictValue ?? [:] }
@@ -58,7 +59,7 @@ public struct TaskInfo: Sendable, Equatable {
         f += [.init("reason", .string(reason?.rawValue ?? "")), .init("received", .int64(received))]
         if let replyStatus {   // an upload the server answered
             f += [.init("reply-cut", .bool(replyCut)), .init("reply-file", .string(replyFile ?? "")),
-                  .init("reply-status", .int32(Int32(clamping: replyStatus)))]
+                  .init("reply-headers", .stringDict(replyHeaders ?? [:])), .init("reply-status", .int32(Int32(clamping: replyStatus)))]
         }
         if let retryAt { f.append(.init("retry-at", .int64(retryAt))) }
         f += [.init("session", .string(session)), .init("state", .string(state.rawValue)), .init("updated", .int64(updated))]
@@ -138,5 +139,6 @@ public struct TaskInfo: Sendable, Equatable {
         replyFile = d["reply-file"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
         replyStatus = d["reply-status"]?.int64Value.map { Int($0) }
         replyCut = d["reply-cut"]?.boolValue ?? false
+        replyHeaders = d["reply-headers"]?.stringDictValue
     }
 }

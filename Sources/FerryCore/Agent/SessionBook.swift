@@ -46,7 +46,7 @@ struct SessionBook: Sendable {
         let dropped = queues[session]!.acknowledge(upTo: seq)
         guard !dropped.isEmpty else { return [] }
         // An upload's reply was the event's to hand over: handed, it goes (after the commit).
-        let replies = dropped.compactMap { if case .uploaded(_, let file, _, _) = $0.event, !file.isEmpty { file } else { nil } }
+        let replies = dropped.compactMap { if case .uploaded(_, let file, _, _, _) = $0.event, !file.isEmpty { file } else { nil } }
         return [.store(.deleteEvents(session: session, upTo: seq))] + (replies.isEmpty ? [] : [.removeFiles(replies)])
     }
 
