@@ -86,12 +86,15 @@ public final class Agent {
         try removeUnusedUploadCopies()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
-        let state = AgentStartState(queues: try store.loadEventQueues(), sessions: try store.allSessions(),
+        var state = AgentStartState(queues: try store.loadEventQueues(), sessions: try store.allSessions(),
                                     badge: Int(try store.meta("badge") ?? "0") ?? 0, lastTaskID: try store.lastTaskID(),
                                     network: network.state, staged: staged)
+        let leaked = try store.tasksWithURLCredentials()
+        state.urlCredentials = leaked ?? []
         notifier.onActivated = { [weak self] in self?.feed(.popupActivated) }
         network.onChange = { [weak self] state in self?.feed(.networkChanged(state)) }
-        feed(.started(state))
+        if state.urlCredentials.isEmpty { feed(.started(state)) } else { try store.scrubbing { feed(.started(state)) } }
+        if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }   // after the turn's commit: once
     }
 
     var storePath: String { state.store }

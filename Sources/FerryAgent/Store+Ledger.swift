@@ -3,6 +3,14 @@ import Glibc
 
 /// The store as the agent core sees it: rows to read, and the changes of a turn to write.
 extension Store: AgentLedger {
+    /// Tasks stored by an agent older than the keyring's use, whose URL still holds
+    /// user:password; once moved (`credentialsMoved`), never looked for again: a full scan.
+    func tasksWithURLCredentials() throws -> [TaskRecord]? {
+        guard try meta(Self.credentialsMoved) == nil else { return nil }
+        return try read { db in try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE url LIKE '%@%'"), []) }
+    }
+    static let credentialsMoved = "url-credentials-moved"
+
     func stagedBytes(_ id: Int64) -> Int64 {
         var st = stat()
         return stat(StateFolder(stateDirectory).staged(id), &st) == 0 ? Int64(st.st_size) : 0

@@ -103,6 +103,16 @@ final class Store {
 
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T { try body(db) }
 
+    /// Leaves no old bytes of what `body` overwrites on any page: freed space is zeroed while it
+    /// runs (secure_delete), then the log is checkpointed into the file and emptied. For the
+    /// passwords moved out of URLs an older agent stored.
+    func scrubbing(_ body: () throws -> Void) throws {
+        try db.execute("PRAGMA secure_delete = ON")
+        defer { try? db.execute("PRAGMA secure_delete = OFF") }
+        try body()
+        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         assert(!CurlMulti.insideCurl, "a store write inside a curl callback")
         if batchOpen {

@@ -2,6 +2,7 @@ import Ferry
 import FerryBus
 import FerryCore
 import Foundation
+import Glibc
 import Testing
 
 /// Credentials live in the user's keyring (GNOME Keyring on the test's bus), never in the
@@ -103,5 +104,39 @@ import Testing
         #expect(challenges() == 2)   // the keyring answered
         session.disconnect()
         try Self.expectNowhere(password, h, [first, second, third, fourth].map { Int64($0) })
+    }
+
+    /// Tasks an older agent stored with user:password in the URL: the next start moves the
+    /// credential of one still to run into the keyring, drops that of an ended one, and leaves
+    /// neither on any page of the store; the waiting task still authenticates.
+    @Test func credentialsAnOlderAgentStoredInURLsAreMovedOut() throws {
+        let h = try Harness()
+        try h.startKeyring()
+        try h.startFaultServer()
+        try h.startAgent()
+        let body = try h.makeFile("old.bin", size: 50_000)
+        try h.makeFile("done.bin", size: 1_000)
+        let password = "Pw-\(UInt32.random(in: 0...UInt32.max))"
+        let done = try #require(Int64(try h.ferry("download", "--output", h.root + "/done.bin", h.faultURL("done.bin"), "--wait")
+            .stdout.split(separator: "\n").first ?? ""))
+        let url = h.faultURL("old.bin", "authsha=\(try Self.sha256("ann:" + password, h))")
+        let r = try h.ferry("download", "--output", h.root + "/old.bin", "--start-at", "2099-01-01T00:00", url)
+        let waiting = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        h.killAgent(signal: SIGTERM)
+        // What an agent before the keyring stored: the credential in the URL.
+        let sql = "UPDATE tasks SET url = replace(url, 'http://', 'http://ann:\(password)@') WHERE id IN (\(done), \(waiting));"
+            + "DELETE FROM meta WHERE key = 'url-credentials-moved';"
+        #expect(try h.run("/usr/bin/sqlite3", [StateFolder(h.state).store, sql]).status == 0)
+        #expect(try h.storedAndLoggedBytes().contains { $0.1.range(of: Data(password.utf8)) != nil })   // the test's own check can fail
+
+        try h.startAgent()
+        try h.eventually("the waiting task's credential in the keyring") {
+            try h.keyringItems(["kind": "task", "task": String(waiting)])?.count == 1
+        }
+        try Self.expectNowhere(password, h, [done, waiting])
+        #expect(try h.ferry("resume", String(waiting)).status == 0)
+        try h.eventually("completed with the moved credential") { try h.show(waiting)["state"] as? String == "completed" }
+        #expect(FileManager.default.contents(atPath: h.root + "/old.bin") == body)
+        try Self.expectNowhere(password, h, [done, waiting])
     }
 }

@@ -22,6 +22,28 @@ import Testing
         #expect(canceled.contains(.forgetCredential(.task(id: id, created: created, host: "h.example"))))
     }
 
+    /// What an older agent stored: a queued task's credential goes to memory and the keyring,
+    /// an ended one's is dropped; both URLs are stored without it.
+    @Test func credentialsStoredInURLsAreMovedOutAtTheStart() throws {
+        var d = CoreDriver()
+        var waiting = TaskRecord(id: 1, session: "s", url: "https://ann:pw@h.example/a", host: "h.example", created: 5)
+        waiting.state = .queued
+        var ended = TaskRecord(id: 2, session: "s", url: "https://bob:pw2@h.example/b", host: "h.example")
+        ended.state = .completed
+        let plain = TaskRecord(id: 3, session: "s", url: "https://h.example/@ann/c", host: "h.example")
+        for r in [waiting, ended, plain] { d.ledger.tasks[r.id] = r }
+        var state = d.ledger.startState()
+        state.urlCredentials = [waiting, ended, plain]
+        let effects = try d.run(.started(state))
+        #expect(d.ledger.tasks[1]?.url == "https://h.example/a" && d.ledger.tasks[2]?.url == "https://h.example/b")
+        #expect(effects.contains(.keepCredential(.task(id: 1, created: 5, host: "h.example"), Credential(user: "ann", password: "pw"))))
+        #expect(effects.filter { if case .keepCredential = $0 { true } else { false } }.count == 1)   // not the ended one's
+        #expect(!effects.contains(.store(.update(plain))))   // an @ in the path is no credential
+        try d.openSession()
+        let started = try d.wake(.schedule)
+        #expect(started.contains { if case .startTransfer(_, _, _, let c) = $0 { return c?.password == "pw" } else { return false } })
+    }
+
     @Test func a401AsksTheKeyringOnceBeforeTheApp() throws {
         var d = CoreDriver()
         try d.start()

@@ -13,6 +13,23 @@ extension AgentCore {
         out.append(.keepCredential(.task(id: r.id, created: r.created, host: r.host), credential))
     }
 
+    /// Tasks an older agent stored with user:password in the URL: the store keeps the URL
+    /// without it; a task still to run gets it in memory and the keyring as a new task would.
+    mutating func moveCredentials(outOf records: [TaskRecord]) {
+        for var r in records {
+            if r.state.isFinal {
+                let (url, credential) = DownloadURL.splitCredential(r.url)
+                guard credential != nil else { continue }
+                r.url = url
+            } else {
+                let url = r.url
+                takeCredential(fromURLOf: &r)
+                guard r.url != url else { continue }
+            }
+            out.append(.store(.update(r)))
+        }
+    }
+
     /// A 401 for a task without a credential of its own: one kept for its session is tried at
     /// once, else the keyring is asked (once a run); the app hears of the challenge only when
     /// neither has one. False: the 401 is not taken here.

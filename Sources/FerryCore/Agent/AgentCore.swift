@@ -133,6 +133,7 @@ public struct AgentCore: Sendable {
         tasks.lastTaskID = s.lastTaskID
         world.mayHaveStaged = s.staged
         for (id, q) in s.queues { sessions.reservedSeq[id] = q.lastSeq }
+        moveCredentials(outOf: s.urlCredentials)
         out.append(.launcherChanged)   // docks want the current state from a (re)started agent
         networkChanged(s.network, ledger)   // tasks that waited for it before a restart try again
         armRetry(ledger)

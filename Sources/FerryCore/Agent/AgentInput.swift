@@ -40,6 +40,8 @@ public struct AgentStartState: Sendable {
     public var network: NetworkState
     /// The tasks with a file in staging (nil: not looked; every start asks the ledger).
     public var staged: Set<Int64>?
+    /// Tasks an older agent stored with user:password in their URL: moved out at the start.
+    public var urlCredentials: [TaskRecord] = []
     public init(queues: [String: EventQueue], sessions: [String: SessionConfig], badge: Int, lastTaskID: Int64,
                 network: NetworkState, staged: Set<Int64>? = nil) {
         self.queues = queues; self.sessions = sessions; self.badge = badge; self.lastTaskID = lastTaskID; self.network = network
