@@ -74,7 +74,7 @@ extension TaskMachine {
         case .discover, .askOffset: break
         case .create(let length, _):
             headers["Upload-Length"] = String(length)
-            if ietf { headers["Upload-Complete"] = "?0" }
+            if ietf { headers["Upload-Complete"] = "?0" } else { headers["Upload-Metadata"] = tusMetadata }
         case .send(let offset):
             headers["Upload-Offset"] = String(offset)
             headers["Content-Type"] = ietf ? "application/partial-upload" : "application/offset+octet-stream"
@@ -88,6 +88,14 @@ extension TaskMachine {
         }
         p.upload = step
         return p
+    }
+
+    /// tus's Upload-Metadata: the file's name and type, as tus clients send them (some servers,
+    /// tuspyserver among them, refuse to answer for an upload made without them).
+    private var tusMetadata: String {
+        let name = record.uploadFile.map { String($0.split(separator: "/").last ?? "upload") } ?? "upload"
+        let type = record.headers.first { $0.key.lowercased() == "content-type" }?.value ?? "application/octet-stream"
+        return "filename \(Data(name.utf8).base64EncodedString()),filetype \(Data(type.utf8).base64EncodedString())"
     }
 
     /// A 104 (Upload Resumption Supported) interim answer named the upload resource while a

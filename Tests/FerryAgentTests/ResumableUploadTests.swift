@@ -135,3 +135,37 @@ import Testing
         session.disconnect()
     }
 }
+
+/// A tus server from PyPI (tuspyserver under uvicorn; scripts/install-deps --test installs it),
+/// not the faultserver's: found out by OPTIONS, a 20 MB upload with the agent killed at about a
+/// third resumes from the server's own offset, and the server ends with the exact bytes.
+@Suite struct TusInteropTests {
+    struct Logged: Decodable { var method: String; var path: String; var status: Int; var received: Int; var offset: Int }
+
+    @Test func aRealTusServerGetsEachByteOnceAcrossAKill() throws {
+        let h = try Harness()
+        let port = try Harness.freePort()
+        let files = h.root + "/tus-files", log = h.root + "/tus-server.log"
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        _ = try h.spawnWaitable("/usr/bin/env", ["python3", Harness.packageRoot + "/Tests/Support/tus-server.py", String(port), files, log],
+                                errors: h.root + "/tus-server.err")
+        try h.eventually("tuspyserver listening (pip install tuspyserver uvicorn: scripts/install-deps --test)") { Harness.canConnect(port) }
+        try h.startAgent()
+        let size = 20_000_000
+        let body = try h.makeFile("big.bin", size: size)
+        let r = try h.ferry("upload", h.www + "/big.bin", "http://127.0.0.1:\(port)/files/", "--method", "POST", "--max-rate", "5M")
+        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        try h.eventually("a third sent") { (try h.show(id)["received"] as? Int ?? 0) > 6_000_000 }
+        h.killAgent()
+        try h.startAgent()
+        try h.eventually("completed after the restart", timeout: 60) { try h.show(id)["state"] as? String == "completed" }
+        let requests = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+            .map { try JSONDecoder().decode(Logged.self, from: Data($0.utf8)) }
+        #expect(requests.first?.method == "OPTIONS" && requests.filter { $0.method == "POST" }.count == 1, "\(requests)")
+        let patches = requests.filter { $0.method == "PATCH" }
+        #expect(patches.count == 2 && patches[1].offset > 0 && patches[1].offset == patches[0].received, "\(patches)")
+        #expect(patches.map(\.received).reduce(0, +) == size, "\(patches)")   // no byte twice
+        let stored = try FileManager.default.contentsOfDirectory(atPath: files).compactMap { FileManager.default.contents(atPath: files + "/" + $0) }
+        #expect(stored.contains(body))
+    }
+}

@@ -124,10 +124,13 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
 
     @Test func tusKeepsItsOwnHeadersAndPost() {
         var m = upload(.tus, method: "PUT")
+        m.record.uploadFile = "/home/ann/Pictures/holiday.jpg"
+        m.record.headers = ["Content-Type": "image/jpeg"]
         let create = plans(m.start(partialBytes: 0, now: 1)).first
         #expect(create?.upload == .create(length: 1_000, method: "POST"))
         #expect(create?.headers["Tus-Resumable"] == ResumableProtocol.tusVersion)
         #expect(create?.headers["Upload-Complete"] == nil)
+        #expect(create?.headers["Upload-Metadata"] == "filename aG9saWRheS5qcGc=,filetype aW1hZ2UvanBlZw==")   // holiday.jpg, image/jpeg
         let send = plans(m.ended(answer(201, location: "/tus/files/1"))).first
         #expect(send?.headers["Content-Type"] == "application/offset+octet-stream")
     }
