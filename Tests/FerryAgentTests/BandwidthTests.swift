@@ -14,7 +14,7 @@ import Testing
         try h.startFaultServer()
         try h.startAgent()
         let r = try h.ferry("download", "--max-rate", "100K", h.faultURL("capped.bin"))
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("the download running") { try h.show(id)["state"] as? String == "running" }
         let began = Date()
         try h.eventually("300 kB received") { (try h.show(id)["received"] as? Int ?? 0) >= 300_000 }
@@ -32,7 +32,7 @@ import Testing
         try h.config("set", "upload-limit", "100K")
         try h.startAgent()
         let r = try h.ferry("upload", file, h.faultURL("upload/up.bin"))
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("the upload running") { try h.show(id)["state"] as? String == "running" }
         let began = Date()
         try h.eventually("completed", timeout: 20) { try h.show(id)["state"] as? String == "completed" }
@@ -48,7 +48,7 @@ import Testing
         try h.config("set", "download-limit", "100K")
         try h.startAgent()
         let r = try h.ferry("download", h.faultURL("big.bin"))
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("the download running") { try h.show(id)["state"] as? String == "running" }
         let began = Date()
         try h.eventually("300 kB received") { (try h.show(id)["received"] as? Int ?? 0) >= 300_000 }

@@ -40,7 +40,7 @@ import Testing
         let url = h.faultURL("private.bin", "rate=100000&authsha=\(try Self.sha256("ann:" + password, h))")
             .replacingOccurrences(of: "http://", with: "http://ann:\(password)@")
         let r = try h.ferry("download", "--output", h.root + "/private.bin", url)
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stdout) \(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("some bytes") { (try h.show(id)["received"] as? Int ?? 0) > 50_000 }
         #expect(try h.keyringItems(["kind": "task", "task": String(id)])?.count == 1)
         try Self.expectNowhere(password, h, [id])
@@ -121,7 +121,7 @@ import Testing
             .stdout.split(separator: "\n").first ?? ""))
         let url = h.faultURL("old.bin", "authsha=\(try Self.sha256("ann:" + password, h))")
         let r = try h.ferry("download", "--output", h.root + "/old.bin", "--start-at", "2099-01-01T00:00", url)
-        let waiting = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let waiting = try r.taskID()
         h.killAgent(signal: SIGTERM)
         // What an agent before the keyring stored: the credential in the URL.
         let sql = "UPDATE tasks SET url = replace(url, 'http://', 'http://ann:\(password)@') WHERE id IN (\(done), \(waiting));"

@@ -208,7 +208,7 @@ import Testing
         let r = try h.ferry("upload", h.www + "/notes.bin", h.faultURL("upload/notes.bin"), "--wait")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/notes.bin")) == payload)
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""))   // the reply follows
+        let id = try r.taskID()   // the reply follows
         let shown = try h.ferry("show", String(id))
         #expect(shown.stdout.contains("upload:   PUT of \(h.www)/notes.bin"))
         let post = try h.ferry("upload", h.www + "/notes.bin", h.faultURL("upload/posted.bin"), "--method", "POST", "--wait")

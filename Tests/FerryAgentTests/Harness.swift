@@ -527,7 +527,11 @@ final class Harness: @unchecked Sendable {
     // MARK: Running commands
 
     /// `signaled`: ended by a signal (a trap, a crash); `status` is then the signal's number.
-    struct Result { var status: Int32; var stdout: String; var stderr: String; var signaled = false }
+    struct Result {
+        var status: Int32; var stdout: String; var stderr: String; var signaled = false
+        /// The id `ferry download|upload` printed on its first line.
+        func taskID() throws -> Int64 { try #require(Int64(stdout.split(separator: "\n").first ?? ""), "\(stdout) \(stderr)") }
+    }
 
     @discardableResult
     func run(_ exe: String, _ args: [String], environment extra: [String: String] = [:]) throws -> Result {

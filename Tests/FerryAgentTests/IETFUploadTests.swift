@@ -43,7 +43,7 @@ import Testing
         try h.startFaultServer()
         let body = try h.makeFile("big.bin", size: Self.size)
         let r = try h.ferry("upload", h.www + "/big.bin", h.faultURL("ietf/"), "--max-rate", "10M")
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("a third sent") { (try h.show(id)["received"] as? Int ?? 0) > 16_000_000 }
         h.killAgent()
         try h.startAgent()

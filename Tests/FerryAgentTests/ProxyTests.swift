@@ -46,14 +46,10 @@ import Testing
             .compactMap { $0.components(separatedBy: " -> ").dropFirst(2).first }
     }
 
-    static func taskID(_ r: Harness.Result) throws -> Int64 {
-        try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stdout) \(r.stderr)")
-    }
-
     /// Downloads `url` and waits (bounded: without its proxy a task would retry for days) until
     /// it completed; the file's path.
     static func download(_ h: Harness, _ url: String) throws -> String {
-        let id = try taskID(try h.ferry("download", url))
+        let id = try h.ferry("download", url).taskID()
         try h.eventually("task \(id) completed", timeout: 20) {
             let info = try h.show(id)
             if info["state"] as? String == "waiting" || info["state"] as? String == "failed" {
@@ -111,7 +107,7 @@ import Testing
         _ = try h.makeFile("w.bin", size: 1_000)
         let closed = try Harness.freePort()   // nothing listens there
         try h.startAgent(["--retry-base-ms", "60000", "--retry-cap-ms", "60000"], environment: try Self.gnomeProxy(h, host: "127.0.0.1", port: closed))
-        let id = try Self.taskID(try h.ferry("download", "http://\(Self.hiddenHost)/w.bin"))
+        let id = try h.ferry("download", "http://\(Self.hiddenHost)/w.bin").taskID()
         try h.eventually("the task waits for its proxy") { (try h.show(id))["reason"] as? String == "proxy" }
         let info = try h.show(id)
         #expect(info["state"] as? String == "waiting")

@@ -20,10 +20,6 @@ import Testing
         return (port, log)
     }
 
-    static func taskID(_ r: Harness.Result) throws -> Int64 {
-        try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stdout) \(r.stderr)")
-    }
-
     /// Credentials in the URL work for Digest as for Basic: curl finishes its own challenge
     /// round (a first 401 is not the answer); wrong ones fail, naming authentication.
     @Test func digestWithCredentialsInTheURL() throws {
@@ -50,7 +46,7 @@ import Testing
         let (port, log) = try Self.startHTTPBin(h)
         try h.startAgent()
         let url = "http://127.0.0.1:\(port)/range/102400?duration=6&chunk_size=1024"
-        let id = try Self.taskID(try h.ferry("download", url))
+        let id = try h.ferry("download", url).taskID()
         try h.eventually("a third received") { (try h.show(id)["received"] as? Int ?? 0) >= 34_000 }
         h.killAgent()
         try h.startAgent()

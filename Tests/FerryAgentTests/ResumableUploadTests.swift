@@ -36,7 +36,7 @@ import Testing
         let size = 50_000_000
         let body = try h.makeFile("big.bin", size: size)
         let r = try h.ferry("upload", h.www + "/big.bin", h.faultURL("tus/"), "--method", "POST", "--resumable", "tus", "--max-rate", "10M")
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("a third sent") { (try h.show(id)["received"] as? Int ?? 0) > 16_000_000 }
         h.killAgent()
         try h.startAgent()
@@ -154,7 +154,7 @@ import Testing
         let size = 20_000_000
         let body = try h.makeFile("big.bin", size: size)
         let r = try h.ferry("upload", h.www + "/big.bin", "http://127.0.0.1:\(port)/files/", "--method", "POST", "--max-rate", "5M")
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("a third sent") { (try h.show(id)["received"] as? Int ?? 0) > 6_000_000 }
         h.killAgent()
         try h.startAgent()
@@ -167,5 +167,40 @@ import Testing
         #expect(patches.map(\.received).reduce(0, +) == size, "\(patches)")   // no byte twice
         let stored = try FileManager.default.contentsOfDirectory(atPath: files).compactMap { FileManager.default.contents(atPath: files + "/" + $0) }
         #expect(stored.contains(body))
+    }
+}
+
+/// The same from inside a sandbox (bubblewrap's fake Flatpak): the app hands over a descriptor,
+/// the agent uploads its own copy with the IETF draft, the connection drops, and the rest goes
+/// from the copy at the server's offset; the server's reply lands in the app's inbox.
+@Suite struct SandboxedResumableUploadTests {
+    @Test(.needsBubblewrap)
+    func aSandboxedAppsUploadResumesFromTheAgentsCopy() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let appID = "dev.ferry.test.SandboxedUpload"
+        let app = try FakeFlatpak(h, id: appID)
+        let session = appID + ".up"
+        #expect(try app.call("OpenSession", session, "{}").status == 0)
+        let video = app.home + "/video.bin"
+        let payload = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try payload.write(to: URL(fileURLWithPath: video))
+        let script = """
+            import dbus, os, sys
+            agent = dbus.Interface(dbus.SessionBus().get_object("dev.ferry.Agent1", "/dev/ferry/Agent1"), "dev.ferry.Agent1")
+            print(agent.CreateUploadFromFd(sys.argv[1], sys.argv[2], dbus.types.UnixFd(os.open(sys.argv[3], os.O_RDONLY)), {}))
+            """
+        let sent = try app.run(["/usr/bin/python3", "-c", script, session, h.faultURL("ietf/", "drops=1&dropafter=1000000"), video])
+        let id = try #require(Int64(sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(sent.stdout) \(sent.stderr)")
+        try h.eventually("the upload") { try h.show(id)["state"] as? String == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/ietf-1")) == payload)
+        let log = try h.serverLog()
+        #expect(log.filter { $0.method == "PATCH" }.map(\.offset) == [0, 1_000_000], "\(log)")
+        #expect(log.filter { $0.method == "PATCH" }.compactMap(\.received).reduce(0, +) == payload.count)
+        // The reply is in the app's own inbox, where it can read it.
+        let reply = try #require(try h.show(id)["reply-file"] as? String)
+        #expect(reply.hasPrefix(app.home), "\(reply)")
+        #expect(try String(contentsOfFile: reply, encoding: .utf8).contains("\"received\": 3000000"))
     }
 }

@@ -13,7 +13,7 @@ import Testing
         try h.startAgent(["--max-transfers", "1"])
         func queue(_ name: String, _ extra: [String] = [], _ query: String = "") throws -> Int64 {
             let r = try h.run(Harness.ferry, ["download"] + extra + [h.faultURL("\(name).bin", query)])
-            return try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+            return try r.taskID()
         }
         let first = try queue("first", ["--priority", "0.1"], "hold=1000")
         try h.eventually("the first running") { try h.show(first)["state"] as? String == "running" }
@@ -41,7 +41,7 @@ import Testing
         try h.startAgent()
         let startAt = Int64(Date().timeIntervalSince1970) + 10   // room for a slow restart on a loaded machine
         let r = try h.ferry("download", "--start-at", String(startAt), h.faultURL("late.bin"))
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         var info = try h.show(id)
         #expect(info["state"] as? String == "waiting")
         #expect(info["reason"] as? String == "scheduled")

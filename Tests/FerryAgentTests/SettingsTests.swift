@@ -14,10 +14,6 @@ import Testing
         return list.compactMap { $0["state"] as? String }
     }
 
-    static func taskID(_ r: Harness.Result) throws -> Int64 {
-        try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stdout) \(r.stderr)")
-    }
-
     /// Transfers at once: set before the agent starts, raised while it runs (the queued ones
     /// start at once), kept across a restart; through dconf as on a desktop, and through
     /// Ferry's key file where GLib has only its memory backend.
@@ -39,7 +35,7 @@ import Testing
         try h.startAgent()
         for name in ["a", "b", "c"] {
             try h.makeFile("\(name).bin", size: 200_000)
-            _ = try Self.taskID(try h.ferry("download", h.faultURL("\(name).bin", "hold=1000")))
+            _ = try h.ferry("download", h.faultURL("\(name).bin", "hold=1000")).taskID()
         }
         try h.eventually("one running, two queued") { try Self.states(h).sorted() == ["queued", "queued", "running"] }
 

@@ -71,7 +71,7 @@ import Testing
         try h.makeFile("small.bin", size: 1_000)
         let r = try h.ferry("upload", h.www + "/small.bin", h.faultURL("upload/s.bin", "replypad=1500000"), "--wait", "--reply", h.root + "/r")
         #expect(r.status == 0 && r.stderr.contains("cut at 1 MiB"), "\(r.stderr)")
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""))
+        let id = try r.taskID()
         #expect(try h.show(id)["reply-cut"] as? Bool == true)
         #expect((try FileManager.default.attributesOfItem(atPath: h.root + "/r")[.size] as? Int) == 1 << 20)
     }
@@ -87,7 +87,7 @@ import Testing
         try h.startFaultServer()
         try h.makeFile("doc.bin", size: 50_000)
         let r = try h.ferry("upload", h.www + "/doc.bin", h.faultURL("upload/doc.bin"), "--start-at", "2099-01-01T00:00:00Z")
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try Data(repeating: 7, count: 60_000).write(to: URL(fileURLWithPath: h.www + "/doc.bin"))
         #expect(try h.ferry("resume", String(id)).status == 0)
         try h.eventually("failed") { try h.show(id)["state"] as? String == "failed" }
@@ -102,7 +102,7 @@ import Testing
         try h.startFaultServer()
         try h.makeFile("big.bin", size: 400_000)
         let r = try h.ferry("upload", h.www + "/big.bin", h.faultURL("upload/big.bin"), "--max-rate", "100K")
-        let id = try #require(Int64(r.stdout.split(separator: "\n").first ?? ""), "\(r.stderr)")
+        let id = try r.taskID()
         try h.eventually("sending") { (try h.show(id)["received"] as? Int ?? 0) > 50_000 }
         // Rewritten in place, as an editor saving over it would: same size, new bytes.
         let handle = try #require(FileHandle(forWritingAtPath: h.www + "/big.bin"))
