@@ -65,27 +65,26 @@ extension TaskMachine {
     func plan(_ step: UploadStep) -> TransferPlan {
         var headers = record.headers
         let ietf = record.resumable != .tus
-        if ietf {
-            headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion
-        } else {
-            headers["Tus-Resumable"] = ResumableProtocol.tusVersion
-        }
+        var url = record.uploadURL ?? record.url
         switch step {
-        case .discover, .askOffset: break
-        case .create(let length, _):
+        case .discover:   // OPTIONS to the task's URL asks; it claims no protocol
+            url = record.url
+        case .create(let length, _):   // made at the task's URL, not the resource's
+            url = record.url
             headers["Upload-Length"] = String(length)
             if ietf { headers["Upload-Complete"] = "?0" } else { headers["Upload-Metadata"] = tusMetadata }
+        case .askOffset:
+            break
         case .send(let offset):
             headers["Upload-Offset"] = String(offset)
             headers["Content-Type"] = ietf ? "application/partial-upload" : "application/offset+octet-stream"
             if ietf { headers["Upload-Complete"] = "?1" }
         }
-        if step == .discover { headers = record.headers }   // OPTIONS asks, it claims nothing
-        var p = TransferPlan(url: record.uploadURL ?? record.url, offset: 0, ifRange: nil, headers: headers)
-        switch step {
-        case .discover, .create: p.url = record.url   // asked of the task's URL, not the resource's
-        case .askOffset, .send: break
+        if step != .discover {
+            if ietf { headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion }
+            else { headers["Tus-Resumable"] = ResumableProtocol.tusVersion }
         }
+        var p = TransferPlan(url: url, offset: 0, ifRange: nil, headers: headers)
         p.upload = step
         return p
     }
