@@ -24,9 +24,13 @@ CURLcode ferry_easy_set_write(CURL *e, ferry_data_fn fn, void *user) {
 CURLcode ferry_easy_set_read(CURL *e, ferry_data_fn fn, void *user) {
     CURLcode rc; SET_CALLBACK(curl_easy_setopt, e, CURLOPT_READFUNCTION, fn, CURLOPT_READDATA, user); return rc;
 }
+CURLcode ferry_easy_set_seek(CURL *e, ferry_seek_fn fn, void *user) {
+    CURLcode rc; SET_CALLBACK(curl_easy_setopt, e, CURLOPT_SEEKFUNCTION, fn, CURLOPT_SEEKDATA, user); return rc;
+}
 
 long ferry_easy_info_long(CURL *e, CURLINFO i) { long v = 0; curl_easy_getinfo(e, i, &v); return v; }
 curl_off_t ferry_easy_info_off(CURL *e, CURLINFO i) { curl_off_t v = -1; curl_easy_getinfo(e, i, &v); return v; }
+const char *ferry_easy_info_str(CURL *e, CURLINFO i) { char *v = NULL; curl_easy_getinfo(e, i, &v); return v; }
 void *ferry_easy_info_private(CURL *e) { void *v = NULL; curl_easy_getinfo(e, CURLINFO_PRIVATE, &v); return v; }
 
 CURLMcode ferry_multi_set_socket(CURLM *m, ferry_socket_fn fn, void *user) {

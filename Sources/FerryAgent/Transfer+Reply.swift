@@ -1,6 +1,10 @@
 import CCurl
+import CFerryShim
 
 extension Transfer {
+    /// The URL the last answer came from, after redirects.
+    var effectiveURL: String? { ferry_easy_info_str(easy, CURLINFO_EFFECTIVE_URL).map { String(cString: $0) } }
+
     /// The header fields of the last response (after redirects): names in lower case, repeated
     /// ones joined with ", ". Set-Cookie stays out: a credential, not the app's to store here.
     func replyHeaders() -> [String: String] {

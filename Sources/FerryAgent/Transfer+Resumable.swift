@@ -33,11 +33,10 @@ extension Transfer {
             ferry_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         case .send(let offset):
             let size = Int64(lseek(fd, 0, SEEK_END))
-            lseek(fd, off_t(offset), SEEK_SET)
+            sendBody(from: offset)
             ferry_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
             ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(max(0, size - offset)))
             ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, "PATCH")
-            ferry_easy_set_read(easy, Transfer.readCallback, Unmanaged.passUnretained(self).toOpaque())
         }
     }
 }

@@ -80,7 +80,7 @@ extension Transfer {
     func setMethod(_ method: String) {
         if isUpload {
             let size = Int64(lseek(fd, 0, SEEK_END))
-            lseek(fd, 0, SEEK_SET)
+            sendBody(from: 0)
             if method == "POST" {
                 ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
                 ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(size))
@@ -89,7 +89,6 @@ extension Transfer {
                 ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
                 if method != "PUT" { ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, method) }
             }
-            ferry_easy_set_read(easy, Transfer.readCallback, Unmanaged.passUnretained(self).toOpaque())
         } else if method == "POST" {
             ferry_easy_setopt_long(easy, CURLOPT_POST, 1)
             ferry_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)

@@ -32,7 +32,7 @@ final class Transfer {
     var awaitsResource = false   // a plain upload invited the IETF draft's upgrade; no 104 seen yet
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
-    private(set) var received: Int64
+    var received: Int64
     /// Curl moved bytes for this transfer since the agent last looked; `onTouched` tells the
     /// agent once per round, so a round looks at the transfers it moved, not at all 500.
     var touched = false
@@ -43,8 +43,8 @@ final class Transfer {
     var bucket = TokenBucket()   // the user's speed limit for it (see `RateGovernor`)
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
-    private(set) var bytesThisAttempt: Int64 = 0
-    private(set) var writeErrno: Int32?
+    var bytesThisAttempt: Int64 = 0
+    var writeErrno: Int32?
     /// What a local failure means, in words (which disk is full).
     private(set) var localMessage: String?
     private(set) var rejection: String?
@@ -215,28 +215,7 @@ final class Transfer {
         return me.write(data!, size * count)
     }
 
-    static let readCallback: ferry_data_fn = { data, size, count, user in
-        let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
-        return me.readBody(data!, size * count)
-    }
-
-    /// Upload body: the next piece of the file. Progress counts bytes handed to curl.
-    private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
-        touch()
-        if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }   // CURL_READFUNC_PAUSE
-        var n: Int
-        repeat { n = read(fd, data, length) } while n < 0 && errno == EINTR
-        guard n >= 0 else {
-            writeErrno = errno
-            return 0x1000_0000   // CURL_READFUNC_ABORT
-        }
-        received += Int64(n)
-        bytesThisAttempt += Int64(n)
-        bucket.spend(n)
-        return n
-    }
-
-    private func touch() { if !touched { touched = true; onTouched(self) } }
+    func touch() { if !touched { touched = true; onTouched(self) } }
 
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()

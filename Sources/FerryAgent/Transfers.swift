@@ -279,7 +279,7 @@ final class Transfers {
                                       httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
                                       localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
                                       authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
-        outcome.rejection = t.rejection
+        (outcome.rejection, outcome.effectiveURL) = (t.rejection, t.httpStatus == 401 || t.isUpload ? t.effectiveURL : nil)
         (outcome.replyCut, outcome.replyHeaders) = (t.reply?.cut ?? false, t.isUpload ? t.replyHeaders() : nil)
         if t.isUpload {
             (outcome.location, outcome.uploadOffset) = (t.header("Location"), t.header("Upload-Offset").flatMap { Int64($0) })

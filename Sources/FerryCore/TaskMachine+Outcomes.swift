@@ -18,8 +18,9 @@ extension TaskMachine {
             let failures = record.attempts
             wait(.credentials, error: "server answered HTTP 401: waiting for the app to answer the authentication challenge",
                  retryAt: nil, now: now)
-            return [.persist, .emit(.challenge(scheme: scheme, realm: realm,
-                                               host: record.host, previousFailures: failures))]
+            // The host that asked: an upload resource or a redirect may be on another origin.
+            let host = outcome.effectiveURL.flatMap(Origin.init)?.host ?? record.host
+            return [.persist, .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures))]
         }
         switch FailureClassifier.classify(outcome) {
         case .success:

@@ -84,7 +84,9 @@ extension TaskMachine {
             if ietf { headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion }
             else { headers["Tus-Resumable"] = ResumableProtocol.tusVersion }
         }
-        var p = TransferPlan(url: url, offset: 0, ifRange: nil, headers: headers)
+        // An upload resource on another origin gets the bytes (as a 307 would), never the
+        // app's credential headers.
+        var p = TransferPlan(url: url, offset: 0, ifRange: nil, headers: HeaderField.forRequest(headers, to: url, taskURL: record.url))
         p.upload = step
         return p
     }
@@ -121,7 +123,8 @@ extension TaskMachine {
             return [.persist, .startTransfer(first)]
         case .create:
             guard ok else { return nil }
-            guard let location = outcome.location, let url = URL(string: location, relativeTo: URL(string: record.url)) else {
+            guard let location = outcome.location,
+                  let url = URL(string: location, relativeTo: URL(string: outcome.effectiveURL ?? record.url)) else {
                 return fail(name: "Failed", message: "the server made no upload resource (no Location in its \(outcome.httpStatus) answer)",
                             resumable: false, now: now)
             }

@@ -14,6 +14,9 @@ public struct TransferOutcome: Sendable, Equatable {
     public var bytesThisAttempt: Int64
     /// The WWW-Authenticate header of a 401 answer.
     public var authenticate: String?
+    /// The URL the last answer came from (after redirects), for a 401 and an upload's steps:
+    /// the origin that asked for credentials, the base of a Location.
+    public var effectiveURL: String?
     /// Why the shell refused the response's body (a byte range other than the one asked for).
     public var rejection: String?
     /// The agent stopped the attempt after this many seconds without a byte (its stall watch;

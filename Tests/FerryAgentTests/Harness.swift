@@ -252,10 +252,12 @@ final class Harness: @unchecked Sendable {
 
     // MARK: HTTP servers
 
-    func startFaultServer() throws {
+    /// `also`: a second loopback address served on the same port (another origin).
+    func startFaultServer(also: String? = nil) throws {
         let p = Process()
         let (exe, args) = inNamespace("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/faultserver.py", "--root", www,
-                                                          "--host", serverHost == "127.0.0.1" ? "127.0.0.1" : "0.0.0.0"], server: true)
+                                                          "--host", serverHost == "127.0.0.1" ? "127.0.0.1" : "0.0.0.0"]
+                                                          + (also.map { ["--also", $0] } ?? []), server: true)
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
         let out = Pipe()
@@ -496,6 +498,7 @@ final class Harness: @unchecked Sendable {
         var path: String; var query: String; var range: String?; var if_range: String?
         var status: Int; var sent: Int; var start: Double; var end: Double?; var held: Int?
         var method: String?; var received: Int?; var offset: Int?
+        var host: String?; var authorization: String?; var cookie: String?
         var rangeStart: Int? { range.flatMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") } }
     }
 

@@ -23,6 +23,8 @@ final class Recorder: FerrySessionDelegate, @unchecked Sendable {
     /// Where didFinishDownloadingTo moves files (nil: leave them).
     var moveInto: URL?
     var moved: [UInt64: URL] = [:]
+    /// The host each challenge named, in order.
+    private(set) var challengeHosts: [String] = []
     /// Answers to challenges, in order.
     var answers: [FerryChallengeDisposition] = []
     /// Leave the bus inside the next didFinishDownloadingTo (an app dying in the callback).
@@ -76,6 +78,7 @@ final class Recorder: FerrySessionDelegate, @unchecked Sendable {
     }
     func urlSession(_ session: FerrySession, task: FerryTask, didReceive challenge: FerryAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (FerryChallengeDisposition) -> Void) {
+        condition.lock(); challengeHosts.append(challenge.host); condition.unlock()
         add(.challenge(task.taskIdentifier, realm: challenge.realm, failures: challenge.previousFailureCount))
         completionHandler(answers.isEmpty ? .performDefaultHandling : answers.removeFirst())
     }

@@ -15,6 +15,9 @@ on demand. Files come from --root; query parameters choose the behaviour of a re
   authsha=HEX     the same for the USER:PASS whose SHA-256 is HEX (the URL then holds no password)
   redirect=N      answer 302 to the same URL with redirect=N-1 (N=0 serves the file)
   location=URL    answer 302 to URL
+  otherhost=H     (on a tus or IETF-draft creation) the upload resource is named on host H, the
+                  same port: another origin when the server also listens there (--also H);
+                  resauth=USER:PASS: that resource asks for Basic authentication with it
 
 PUT or POST /upload/NAME stores the request body as ROOT/uploads/NAME and answers 201 with
 {"stored": NAME, "received": BYTES} (replypad=N: and N more bytes); auth=USER:PASS applies there too.
@@ -27,7 +30,8 @@ upload is written to ROOT/uploads/tus-ID. Each request is logged with method and
 /ietf/: the IETF draft Resumable Uploads for HTTP, likewise (see ietf_upload.py).
 
 GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
-sent (body bytes), start/end (time.monotonic()). Prints the chosen port on stdout."""
+sent (body bytes), start/end (time.monotonic()), and the request's host, authorization and
+cookie headers. Prints the chosen port on stdout."""
 import argparse, base64, json, os, sys, threading, time, hashlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
@@ -49,6 +53,8 @@ class Handler(TusUpload, IETFUpload, BaseHTTPRequestHandler):
         pass
 
     def record(self, entry):
+        for key in ("host", "authorization", "cookie"):
+            entry[key] = self.headers.get(key)
         with LOG_LOCK:
             LOG.append(entry)
 
@@ -164,6 +170,20 @@ class Handler(TusUpload, IETFUpload, BaseHTTPRequestHandler):
             return hashlib.sha256(given).hexdigest() == q["authsha"]
         return True
 
+    def resource_base(self, q):
+        """Where an upload resource is named: this server, or otherhost=H's origin."""
+        return "http://%s:%d" % (q["otherhost"], self.server.server_address[1]) if "otherhost" in q else ""
+
+    def resource_refused(self, upload, entry):
+        """An upload resource made with resauth=USER:PASS asks for it: True when it answered 401."""
+        if not upload or not upload.get("auth") or self.authorized({"auth": upload["auth"]}):
+            return False
+        entry["status"], entry["end"] = 401, time.monotonic()
+        self.record(entry)
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="resource"')])
+        return True
+
     def serve(self, url, q, n, entry):
         if not self.authorized(q):
             entry["status"] = 401
@@ -276,10 +296,14 @@ def main():
     p.add_argument("--root", required=True)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--also", help="a second address served on the same port (another origin)")
     args = p.parse_args()
     ROOT = ietf_upload.ROOT = tus_upload.ROOT = args.root
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer((args.host, args.port), Handler)
+    if args.also:
+        other = ThreadingHTTPServer((args.also, server.server_address[1]), Handler)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
     print(server.server_address[1], flush=True)
     server.serve_forever()
 

@@ -93,8 +93,8 @@ class IETFUpload:
                 DROPS.setdefault(self.path, int(q.get("drops", "0")))
                 UPLOADS[name] = {"data": bytearray(), "complete": False, "key": self.path,
                                  "dropafter": int(q.get("dropafter", "0")),
-                                 "length": int(self.headers.get("Upload-Length", "-1"))}
-            upload, location = UPLOADS[name], "/ietf/uploads/" + name
+                                 "length": int(self.headers.get("Upload-Length", "-1")), "auth": q.get("resauth")}
+            upload, location = UPLOADS[name], self.resource_base(q) + "/ietf/uploads/" + name
             entry["upload"] = name
             if not q.get("no104"):
                 self.wfile.write(("HTTP/1.1 104 Upload Resumption Supported\r\nLocation: %s\r\n%s: %s\r\n\r\n"
@@ -113,6 +113,8 @@ class IETFUpload:
     def ietf_head(self):
         name, upload = self.ietf_resource()
         entry = self.ietf_entry("HEAD")
+        if self.resource_refused(upload, entry):
+            return
         entry["status"], entry["end"] = (204 if upload else 404), time.monotonic()
         self.record(entry)
         if upload is None:
@@ -126,6 +128,8 @@ class IETFUpload:
     def ietf_patch(self):
         name, upload = self.ietf_resource()
         entry = self.ietf_entry("PATCH")
+        if self.resource_refused(upload, entry):
+            return
         try:
             if upload is None:
                 entry["status"] = 404

@@ -44,12 +44,14 @@ class TusUpload:
                 return self.tus_reply(507)
             name = str(len(TUS) + 1)
             TUS[name] = {"length": length, "data": bytearray(), "drops": int(q.get("drops", "0")),
-                         "dropafter": int(q.get("dropafter", "0"))}
+                         "dropafter": int(q.get("dropafter", "0")), "auth": q.get("resauth")}
         self.record(entry)
-        self.tus_reply(201, [("Location", "/tus/files/" + name)])
+        self.tus_reply(201, [("Location", self.resource_base(q) + "/tus/files/" + name)])
 
     def tus_head(self):
         name, upload = self.tus_upload()
+        if self.resource_refused(upload, {"path": self.path, "query": "", "method": "HEAD", "sent": 0, "start": time.monotonic()}):
+            return
         self.record({"path": self.path, "query": "", "method": "HEAD", "status": 200 if upload else 404, "sent": 0,
                      "start": time.monotonic(), "end": time.monotonic()})
         if upload is None:
@@ -61,6 +63,8 @@ class TusUpload:
         length = int(self.headers.get("Content-Length", "0"))
         entry = {"path": self.path, "query": "", "method": "PATCH", "status": 0, "sent": 0, "received": 0,
                  "offset": int(self.headers.get("Upload-Offset", "-1")), "start": time.monotonic(), "end": None}
+        if self.resource_refused(upload, entry):
+            return
         try:
             if upload is None:
                 entry["status"] = 404

@@ -15,10 +15,13 @@ CURLcode ferry_easy_setopt_ptr(CURL *easy, CURLoption option, void *value);
 typedef size_t (*ferry_data_fn)(char *data, size_t size, size_t count, void *user);
 CURLcode ferry_easy_set_write(CURL *easy, ferry_data_fn fn, void *user);
 CURLcode ferry_easy_set_read(CURL *easy, ferry_data_fn fn, void *user);
+typedef int (*ferry_seek_fn)(void *user, curl_off_t offset, int origin);
+CURLcode ferry_easy_set_seek(CURL *easy, ferry_seek_fn fn, void *user);
 
 // libcurl easy info
 long ferry_easy_info_long(CURL *easy, CURLINFO info);
 curl_off_t ferry_easy_info_off(CURL *easy, CURLINFO info);
+const char *ferry_easy_info_str(CURL *easy, CURLINFO info);
 void *ferry_easy_info_private(CURL *easy);
 
 // libcurl share: a handle sharing cookies (curl_share_setopt is variadic)

@@ -8,7 +8,7 @@ extension AgentCore {
         let (url, credential) = DownloadURL.splitCredential(r.url)
         guard let credential else { return }
         r.url = url
-        tasks.credentials[r.id] = credential
+        tasks.credentials[r.id] = BoundCredential(credential, origin: Origin(url))
         credentials.inKeyring.insert(r.id)
         out.append(.keepCredential(.task(id: r.id, created: r.created, host: r.host), credential))
     }
@@ -37,11 +37,12 @@ extension AgentCore {
                                           canChallenge: Bool, _ ledger: AgentLedger) -> Bool {
         guard outcome.httpStatus == 401 else { return false }
         let realm = TaskMachine.parseChallenge(outcome.authenticate).1
-        let space = ProtectionSpace(app: app(ofSession: r.session), url: r.url, realm: realm)
+        // The space of the origin that asked: an upload resource or a redirect may be elsewhere.
+        let space = ProtectionSpace(app: app(ofSession: r.session), url: outcome.effectiveURL ?? r.url, realm: realm)
         credentials.challenged[r.id] = space
-        guard tasks.credentials[r.id] == nil, credentials.asked.insert(r.id).inserted else { return false }
+        guard tasks.credentials[r.id]?.origin != space.origin, credentials.asked.insert(r.id).inserted else { return false }
         if let known = credentials.known(r.session, space) {
-            tasks.credentials[r.id] = known
+            tasks.credentials[r.id] = BoundCredential(known, origin: space.origin)
             _ = try? withMachine(r.id, ledger) { m, now in
                 _ = m.progressed(received: received, now: now)
                 _ = m.awaitRememberedCredential(now: now)
@@ -54,7 +55,9 @@ extension AgentCore {
             _ = m.progressed(received: received, now: now)
             return m.awaitRememberedCredential(now: now)
         }
-        out.append(.findCredential(task: r.id, [.task(id: r.id, created: r.created, host: r.host), .space(space)]))
+        // The task's own (its URL's) only where its origin asked.
+        let own: [CredentialKey] = space.origin == Origin(r.url) ? [.task(id: r.id, created: r.created, host: r.host)] : []
+        out.append(.findCredential(task: r.id, own + [.space(space)]))
         return true
     }
 
@@ -62,7 +65,7 @@ extension AgentCore {
     mutating func credentialFound(_ id: Int64, _ credential: Credential?, _ ledger: AgentLedger) {
         guard let pending = credentials.waiting.removeValue(forKey: id) else { return }
         if let credential {
-            tasks.credentials[id] = credential
+            tasks.credentials[id] = BoundCredential(credential, origin: credentials.challenged[id]?.origin)
             credentials.inKeyring.insert(id)   // it may be the task's own (from its URL): forgotten when it ends
             _ = try? withMachine(id, ledger) { m, now in m.rememberedCredentialFound(now: now) }
         } else {

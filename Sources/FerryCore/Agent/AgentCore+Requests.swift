@@ -194,7 +194,9 @@ extension AgentCore {
         let choice: TaskMachine.ChallengeAnswer
         switch reply {
         case .credential(let c, _):
-            tasks.credentials[id] = c
+            // For the origin that asked (unknown after a restart: the task's own).
+            let url = tasks.machines[id]?.record.url ?? (try? ledger.task(id))?.url ?? ""
+            tasks.credentials[id] = BoundCredential(c, origin: credentials.challenged[id]?.origin ?? Origin(url))
             choice = .useCredential
         case .reject: choice = .reject
         case .cancel: choice = .cancel

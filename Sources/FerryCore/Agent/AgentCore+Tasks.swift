@@ -45,7 +45,7 @@ extension AgentCore {
                 let stall = idle > 0 ? min(settings.stallSeconds, idle) : settings.stallSeconds
                 world.mayHaveStaged?.insert(id)
                 watchForStall(r, seconds: stall, from: plan.offset)
-                out.append(.startTransfer(r, plan, stallSeconds: stall, credential: tasks.credentials[id]))
+                out.append(.startTransfer(r, plan, stallSeconds: stall, credential: tasks.credentials[id]?.forRequest(to: plan.url)))
                 launcherProgressChanged()
             case .stopTransfer:
                 // Not journaled as detached: if the turn cannot commit, the stop never happens.

@@ -12,6 +12,9 @@ public struct ProtectionSpace: Sendable, Hashable {
         self.app = app; self.scheme = scheme; self.host = host; self.port = port; self.realm = realm
     }
 
+    /// The origin a credential for this space may be sent to.
+    public var origin: Origin { Origin(scheme: scheme, host: host, port: port) }
+
     /// The space of a task's URL for a challenge's realm.
     public init(app: String, url: String, realm: String) {
         let c = URLComponents(string: url)

@@ -11,8 +11,9 @@ struct RunningTasks: Sendable {
     var finalizing: Set<Int64> = []
     /// Tasks whose last change the store refused: they wait until it commits again.
     var storeBlocked: Set<Int64> = []
-    /// Answers to challenges: memory only, never stored, gone when the task ends.
-    var credentials: [Int64: Credential] = [:]
+    /// Tasks' credentials (their URL's, an answer to a challenge, a remembered one), each bound
+    /// to the origin it was given for: memory only, never stored, gone when the task ends.
+    var credentials: [Int64: BoundCredential] = [:]
     /// Attached transfers' stall watches (a hint: a lost one is made again at the next check).
     var stallWatches: [Int64: StallWatch] = [:]
     /// The highest task id given out.
