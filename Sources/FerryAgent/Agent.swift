@@ -245,7 +245,10 @@ public final class Agent {
         case .forgetCookies(let jar):
             transfers.forgetCookies(jar)
             unlink(jar)
-        case .removeFiles(let paths): fileWorker.async { for p in paths { unlink(p) } }   // unlinking costs a file system too
+        case .removeFiles(let paths, let confined):   // on the worker: unlinking costs a file system too
+            fileWorker.async { [log] in
+                for p in paths { if let why = ConfinedFolder.remove(p, confined: confined) { log.warning("did not remove \(p): \(why)") } }
+            }
         case .keepCredential(let key, let credential): keyring.keep(key, credential)
         case .findCredential(let id, let keys): keyring.find(keys) { [weak self] in self?.feed(.credentialFound(task: id, $0)) }
         case .forgetCredential(let key): keyring.forget(key)

@@ -47,6 +47,24 @@ final class ConfinedFolder {
     /// O_PATH (a Linux flag Glibc's Swift module leaves out): the folder's place, not its contents.
     private static let pathOnly: Int32 = 0o10_000_000
 
+    /// Removes a file; `confined`: through its folder opened with no link on the way, so a
+    /// folder an app swapped for a link leads to no file of the host's. Why it was not: nil when
+    /// removed (or already gone).
+    static func remove(_ file: String, confined: Bool) -> String? {
+        guard confined else { unlink(file); return nil }
+        let slash = file.lastIndex(of: "/") ?? file.startIndex
+        let (folder, name) = (String(file[..<slash]), String(file[file.index(after: slash)...]))
+        do {
+            let pinned = try ConfinedFolder(folder.isEmpty ? "/" : folder)
+            guard unlinkat(pinned.fd, name, 0) == 0 || errno == ENOENT else { return String(cString: strerror(errno)) }
+            return nil
+        } catch let e as FerryError {
+            return e.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// `pinned`-based path → the user's name for it.
     func shown(_ pinnedPath: String) -> String {
         pinnedPath.hasPrefix(pinned) ? path + pinnedPath.dropFirst(pinned.count) : pinnedPath

@@ -5,6 +5,8 @@ public struct StateFolder: Sendable, Equatable {
     public init(_ path: String) { self.path = path }
 
     /// The SQLite store (WAL beside it).
+    /// Whether `file` is inside the state folder (the agent's own, no app's).
+    public func contains(_ file: String) -> Bool { file.hasPrefix(path + "/") }
     public var store: String { path + "/ferry.sqlite3" }
     /// The agent's log when the CLI starts it (not when systemd or the bus does: the journal).
     public var log: String { path + "/ferryd.log" }

@@ -55,7 +55,7 @@ import Testing
         #expect(saved.popups == [.completed(file: "/dl/f.bin")])
         #expect(saved.writes.contains(.badge(1)))
         // The staging name goes only after the completion (its effects follow the commit).
-        let removeAt = saved.firstIndex(of: .removeFiles([StateFolder("/state").staged(id)]))
+        let removeAt = saved.firstIndex(of: .removeFiles([StateFolder("/state").staged(id)], confined: false))
         let persistAt = saved.firstIndex { if case .store(.update(let r)) = $0 { return r.state == .completed } else { return false } }
         #expect(removeAt != nil && persistAt != nil && removeAt! > persistAt!)
         try d.run(.popupActivated)

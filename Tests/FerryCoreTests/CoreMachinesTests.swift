@@ -53,9 +53,9 @@ import Testing
         #expect(book.considerLaunch("s", now: 0) == .none)   // its client takes them
         #expect(book.peerLeft(":1.5") == ["s"])
         guard case .launch = book.considerLaunch("s", now: 0) else { Issue.record("no launch"); return }
-        #expect(try book.acknowledge("s", upTo: 2) == [.store(.deleteEvents(session: "s", upTo: 2))])
-        #expect(throws: FerryError.self) { try book.acknowledge("s", upTo: 99) }
-        #expect(throws: FerryError.self) { try book.acknowledge("nope", upTo: 1) }
+        #expect(try book.acknowledge("s", upTo: 2, confined: false) == [.store(.deleteEvents(session: "s", upTo: 2))])
+        #expect(throws: FerryError.self) { try book.acknowledge("s", upTo: 99, confined: false) }
+        #expect(throws: FerryError.self) { try book.acknowledge("nope", upTo: 1, confined: false) }
     }
 
     @Test func runningTasksTakeAndGiveBackSlotsAndStall() {

@@ -106,18 +106,20 @@ extension AgentCore {
     /// Ended tasks leave the list; the user's files stay, kept partial and quarantined bytes go.
     /// All or nothing.
     mutating func removeTasks(_ ids: [Int64], _ ledger: AgentLedger) throws {
-        var owners: [String: [Int64]] = [:], replies: [String] = []
+        var owners: [String: [Int64]] = [:], replies: [Bool: [String]] = [:]
         for id in ids {
             let r = try shownTask(id, ledger)
             guard r.state.isFinal, !tasks.finalizing.contains(id) else {
                 throw FerryError(.invalidState, "task \(id) is \(r.state.rawValue): cancel it before removing it from the list")
             }
             owners[app(ofSession: r.session), default: []].append(id)
-            if let reply = r.replyFile { replies.append(reply) }
+            if let reply = r.replyFile { replies[!config(r.session).app.isEmpty, default: []].append(reply) }
         }
         out.append(.store(.deleteTasks(ids)))
         for (app, list) in owners.sorted(by: { $0.key < $1.key }) { out.append(.tasksRemoved(list, app: app)) }
-        if !replies.isEmpty { out.append(.removeFiles(replies)) }   // the uploads' replies: the agent's, not the user's
+        for (confined, files) in replies.sorted(by: { !$0.key && $1.key }) {   // the uploads' replies: the agent's, not the user's
+            out.append(.removeFiles(files, confined: confined))
+        }
         for id in ids {
             out.append(.discardBytes(id))
             tasks.machines[id] = nil

@@ -39,7 +39,7 @@ extension AgentCore {
     }
 
     mutating func acknowledgeEvents(_ session: String, upTo seq: UInt64) throws {
-        out += try sessions.acknowledge(session, upTo: seq)
+        out += try sessions.acknowledge(session, upTo: seq, confined: !config(session).app.isEmpty)
     }
 
     // MARK: - Connected clients and relaunch

@@ -93,7 +93,7 @@ extension AgentCore {
                     out.append(.taskChanged(id, r.state, app: app(ofSession: r.session)))
                 }
                 // The agent's copy of a handed-over descriptor is needed no more (nor ever again).
-                if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile { out.append(.removeFiles([copy])) }
+                if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile { out.append(.removeFiles([copy], confined: false)) }
             }
         }
     }
@@ -205,7 +205,10 @@ extension AgentCore {
         case (.saved(let path, let cleanup), .completed?):
             log(.info, "task \(id): complete: \(path)")
             // Once committed, the staging name (and a copy's second name) are no longer needed.
-            if !cleanup.isEmpty { out.append(.removeFiles(cleanup)) }
+            // The staging name is the agent's; a copy's second name is in the destination folder.
+            let (own, inDestination) = (cleanup.filter(settings.state.contains), cleanup.filter { !settings.state.contains($0) })
+            if !own.isEmpty { out.append(.removeFiles(own, confined: false)) }
+            if !inDestination.isEmpty { out.append(.removeFiles(inDestination, confined: !config(record?.session ?? "").app.isEmpty)) }
         case (.noSpace(let message), _): log(.warning, "task \(id): waiting for space: \(message)")
         case (.checksumMismatch(let message), _), (.failed(_, let message), _): log(.warning, "task \(id): failed: \(message)")
         default: break

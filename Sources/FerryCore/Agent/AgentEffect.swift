@@ -20,7 +20,9 @@ public enum AgentEffect: Sendable, Equatable {
     case quarantine(Int64)
     /// Resume data adopted another task's staging bytes.
     case adoptStagedBytes(from: Int64, to: Int64)
-    case removeFiles([String])
+    /// `confined`: files in a folder a sandboxed app controls, removed through that folder
+    /// opened with no link on the way (the app may have swapped one in).
+    case removeFiles([String], confined: Bool)
     /// Keep a credential in the user's keyring (the Secret Service), replacing one under that key.
     case keepCredential(CredentialKey, Credential)
     /// Ask the keyring for the first of these it has; the answer comes as `credentialFound`.

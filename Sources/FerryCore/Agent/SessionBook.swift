@@ -38,7 +38,8 @@ struct SessionBook: Sendable {
     }
 
     /// Drops every event up to `seq`; the store write it takes, if any.
-    mutating func acknowledge(_ session: String, upTo seq: UInt64) throws -> [AgentEffect] {
+    /// `confined`: the session is a sandboxed app's (its inbox is the app's folder).
+    mutating func acknowledge(_ session: String, upTo seq: UInt64, confined: Bool) throws -> [AgentEffect] {
         guard let q = queues[session] else { throw Self.noSuchSession(session) }
         guard seq <= q.lastSeq else {
             throw FerryError(.invalidArgument, "cannot acknowledge event \(seq): the latest is \(q.lastSeq)")
@@ -47,7 +48,7 @@ struct SessionBook: Sendable {
         guard !dropped.isEmpty else { return [] }
         // An upload's reply was the event's to hand over: handed, it goes (after the commit).
         let replies = dropped.compactMap { if case .uploaded(_, let file, _, _, _) = $0.event, !file.isEmpty { file } else { nil } }
-        return [.store(.deleteEvents(session: session, upTo: seq))] + (replies.isEmpty ? [] : [.removeFiles(replies)])
+        return [.store(.deleteEvents(session: session, upTo: seq))] + (replies.isEmpty ? [] : [.removeFiles(replies, confined: confined)])
     }
 
     static func noSuchSession(_ session: String) -> FerryError {

@@ -1,0 +1,53 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Testing
+
+/// What a sandboxed app (a fake Flatpak) could still make the agent do to the host's files,
+/// signals and queue (issue 38, items 4–12), each refused; a control step shows the attempt
+/// reached the agent.
+@Suite(.serialized) struct SandboxRoundThreeTests {
+    let fm = FileManager.default
+
+    /// The seq of the app's last event (gdbus prints them as `(uint64 N, 'kind', …), (N, 'kind', …)`).
+    static func lastSeq(_ fetched: String) -> UInt64? {
+        fetched.components(separatedBy: "(").dropFirst().compactMap { piece -> UInt64? in
+            let rest = piece.hasPrefix("uint64 ") ? piece.dropFirst(7) : Substring(piece)
+            let digits = rest.prefix { $0.isNumber }
+            return rest.dropFirst(digits.count).hasPrefix(", '") ? UInt64(digits) : nil
+        }.max()
+    }
+
+    /// An upload's reply lands in the app's inbox; the app swaps that folder for a link to a
+    /// host folder holding a file of the reply's name, then acknowledges the event: the agent
+    /// removes the reply through the folder opened without links, so the host's file stays.
+    @Test(.needsBubblewrap)
+    func aReplyIsNotRemovedThroughALink() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".up"
+        #expect(try app.call("OpenSession", session, "{}").status == 0)
+        try Data(repeating: 7, count: 10_000).write(to: URL(fileURLWithPath: app.home + "/doc.bin"))
+        let created = try app.call("CreateUpload", session, h.faultURL("upload/doc.bin"), app.home + "/doc.bin", "{'method': <'POST'>}")
+        let id = try #require(SandboxTests.taskID(created.stdout), "\(created.stdout) \(created.stderr)")
+        try h.eventually("uploaded") { try h.show(id)["state"] as? String == "completed" }
+        let reply = try #require(h.show(id)["reply-file"] as? String)
+        let inbox = StateFolder.appInbox(appHome: app.home, session: session)
+        #expect(reply.hasPrefix(inbox + "/") && fm.fileExists(atPath: reply), "\(reply)")
+        // The host's folder, with a file of the reply's name.
+        let host = h.root + "/host-documents"
+        try fm.createDirectory(atPath: host, withIntermediateDirectories: true)
+        let precious = host + "/" + (reply as NSString).lastPathComponent
+        try "the user's".write(toFile: precious, atomically: true, encoding: .utf8)
+        try fm.moveItem(atPath: inbox, toPath: inbox + ".aside")
+        try fm.createSymbolicLink(atPath: inbox, withDestinationPath: host)
+        let fetched = try app.call("FetchEvents", session, "0", "100")
+        let seq = try #require(Self.lastSeq(fetched.stdout), "\(fetched.stdout) \(fetched.stderr)")
+        #expect(try app.call("AcknowledgeEvents", session, "\(seq)").status == 0)
+        try h.eventually("the agent tried to remove the reply") { h.agentLog.contains("did not remove \(reply)") }
+        #expect(fm.fileExists(atPath: precious), "the host's file was removed through the app's link")
+        #expect(fm.fileExists(atPath: inbox + ".aside/" + (reply as NSString).lastPathComponent))
+    }
+}
