@@ -16,8 +16,8 @@ final class Notifier {
     let log: Logger
     var enabled = true
     var windowMilliseconds: UInt32 = 1_000
-    /// The user clicked a popup (the badge resets).
-    var onActivated: () -> Void = {}
+    /// The user clicked a popup (the badge resets); an app's session when it was an app's.
+    var onActivated: (String?) -> Void = { _ in }
     private var pending: [PopupPlan.Outcome] = []
     private var timer: UInt32 = 0
     private let thread = PopupThread()
@@ -25,8 +25,8 @@ final class Notifier {
     private var serverMissingLogged = false
     /// Shown popups, kept alive until closed or their actions are lost.
     private var live: [UnsafeMutableRawPointer: Box<Popup>] = [:]
-    /// What a popup's callbacks need: its notifier and the file its actions open.
-    typealias Popup = (notifier: Notifier, file: String?)
+    /// What a popup's callbacks need: its notifier, the file its actions open, the app's session.
+    typealias Popup = (notifier: Notifier, file: String?, appSession: String?)
 
     /// Files delivered to an app (its session inbox): no Open / Show in folder actions.
     var appOwned: (String) -> Bool = { _ in false }
@@ -64,11 +64,11 @@ final class Notifier {
         if plan.category == "transfer.complete" {
             notify_notification_set_hint(n, "sound-name", g_variant_new_string("complete-download"))
         }
-        let box = Box<Popup>((self, file))
+        let box = Box<Popup>((self, file, plan.appSession))
         let user = Box.unretained(box)
         let action: NotifyActionCallback = { n, action, user in
             let popup = Box<Popup>.peek(user!)
-            popup.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: popup.file)
+            popup.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: popup.file, appSession: popup.appSession)
         }
         notify_notification_add_action(n, "default", "Open", action, user, nil)
         if file != nil {
@@ -98,10 +98,10 @@ final class Notifier {
         g_object_unref(n)
     }
 
-    private func invoked(action: String, file: String?) {
+    private func invoked(action: String, file: String?, appSession: String?) {
         let log = self.log
         MainLoop.idle { [weak self] in
-            self?.onActivated()
+            self?.onActivated(appSession)
             guard let file else { return }
             switch action {
             case "default", "open": Opener.open(file, log: log)

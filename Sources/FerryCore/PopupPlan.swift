@@ -1,7 +1,10 @@
 /// What one popup says, decided from the downloads that ended within one coalescing window.
+/// The body is markup for servers that read it (the spec's subset): every name and reason in it
+/// comes from a server and is escaped, and cut to what a popup can show.
 public struct PopupPlan: Sendable, Equatable {
     public enum Outcome: Sendable, Equatable {
-        case completed(file: String)
+        /// `appSession`: a sandboxed app's session (its file is the app's, not for the host to open).
+        case completed(file: String, appSession: String? = nil)
         case failed(name: String, reason: String)
         /// A finished download waits for disk space (its bytes are kept).
         case noSpace(name: String)
@@ -9,18 +12,23 @@ public struct PopupPlan: Sendable, Equatable {
     public var summary: String
     public var body: String
     public var category: String
-    /// The file the Open action opens (only for a single completed download).
+    /// The file the Open action opens (only for a single completed download of the user's own).
     public var file: String?
+    /// The sandboxed app whose session the popup's default action starts (a single completed
+    /// download of an app's): the app opens its file, the host never does.
+    public var appSession: String? = nil
 
     /// One popup for completions and one for failures, however many ended together.
     public static func plan(_ outcomes: [Outcome]) -> [PopupPlan] {
         var plans: [PopupPlan] = []
-        let done = outcomes.compactMap { if case .completed(let f) = $0 { return f } else { return nil } }
-        let failed = outcomes.compactMap { if case .failed(let n, let r) = $0 { return (n, r) } else { return nil } }
+        let done = outcomes.compactMap { if case .completed(let f, let s) = $0 { return (f, s) } else { return nil } }
+        let failed = outcomes.compactMap { if case .failed(let n, let r) = $0 { return (shown(n), escaped(cut(r, 140))) } else { return nil } }
         if done.count == 1 {
-            plans.append(PopupPlan(summary: "Download complete!", body: baseName(done[0]), category: "transfer.complete", file: done[0]))
+            let (file, app) = done[0]
+            plans.append(PopupPlan(summary: "Download complete!", body: shown(baseName(file)), category: "transfer.complete",
+                                   file: app == nil ? file : nil, appSession: app))
         } else if done.count > 1 {
-            let names = done.prefix(3).map(baseName).joined(separator: ", ") + (done.count > 3 ? ", …" : "")
+            let names = done.prefix(3).map { shown(baseName($0.0)) }.joined(separator: ", ") + (done.count > 3 ? ", …" : "")
             plans.append(PopupPlan(summary: "\(done.count) downloads complete", body: names, category: "transfer.complete", file: nil))
         }
         if failed.count == 1 {
@@ -31,16 +39,43 @@ public struct PopupPlan: Sendable, Equatable {
         }
         let waiting = outcomes.compactMap { if case .noSpace(let n) = $0 { return n } else { return nil } }
         if waiting.count == 1 {
-            plans.append(PopupPlan(summary: "Not enough space to save \(waiting[0])",
+            plans.append(PopupPlan(summary: "Not enough space to save \(cut(waiting[0], 60))",
                                    body: "Free some space; the download continues where it stopped.",
                                    category: "transfer.error", file: nil))
         } else if waiting.count > 1 {
             plans.append(PopupPlan(summary: "Not enough space to save \(waiting.count) downloads",
-                                   body: waiting.prefix(3).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
+                                   body: waiting.prefix(3).map(shown).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
                                    category: "transfer.error", file: nil))
         }
         return plans
     }
 
     static func baseName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    /// A name as a popup body shows it: cut in the middle (its end tells the type), escaped.
+    static func shown(_ name: String) -> String { escaped(cut(name, 60, middle: true)) }
+
+    /// At most `limit` characters, with an ellipsis where the rest was.
+    static func cut(_ text: String, _ limit: Int, middle: Bool = false) -> String {
+        guard text.count > limit else { return text }
+        guard middle else { return text.prefix(limit - 1) + "…" }
+        return text.prefix(limit / 2) + "…" + text.suffix(limit - limit / 2 - 1)
+    }
+
+    /// The body markup's special characters as entities (what g_markup_escape_text does).
+    static func escaped(_ text: String) -> String {
+        guard text.contains(where: { "&<>\"'".contains($0) }) else { return text }
+        var out = ""
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
 }

@@ -184,4 +184,20 @@ import Testing
         #expect(view.stderr.contains("cannot be reached"), "\(view.stderr)")
         #expect(try badge(h) == 0)
     }
+
+    /// Popup bodies are markup for the servers that read it: a server-chosen name and reason
+    /// arrive escaped, cut to what a popup shows (issue 38, item 6).
+    @Test func serverChosenNamesAreEscapedInPopups() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.startAgent(["--popup-window-ms", "100"])
+        try h.makeFile("m.txt", size: 10)
+        let name = "<img src=x onerror=y>&.txt"
+        let cd = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        #expect(try h.ferry("download", h.faultURL("m.txt", "cd=\(cd)"), "--wait").status == 0)
+        try h.eventually("a popup") { try !h.popups().isEmpty }
+        let body = try h.popups()[0].body
+        #expect(body == "&lt;img src=x onerror=y&gt;&amp;.txt", "\(body)")
+    }
 }

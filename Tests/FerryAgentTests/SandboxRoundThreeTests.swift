@@ -50,4 +50,29 @@ import Testing
         #expect(fm.fileExists(atPath: precious), "the host's file was removed through the app's link")
         #expect(fm.fileExists(atPath: inbox + ".aside/" + (reply as NSString).lastPathComponent))
     }
+
+    /// An app's popup offers no Open or Show in folder on the app's file: a click starts the
+    /// app (its session's launch), and the host's opener never runs on the app-chosen bytes.
+    @Test(.needsBubblewrap)
+    func anAppsPopupOpensNoFileOnTheHost() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        let (env, opened) = try h.pdfOpenerDesktop()
+        try h.startAgent(["--popup-window-ms", "100"], environment: env)
+        try Data("%PDF-1.4\n%test\n".utf8).write(to: URL(fileURLWithPath: h.www + "/invoice.pdf"))
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".pop"
+        #expect(try app.call("OpenSession", session, "{'popups': <true>}").status == 0)
+        let id = try #require(SandboxTests.taskID(try app.call("CreateDownload", session, h.faultURL("invoice.pdf"), "{}").stdout))
+        try h.eventually("a popup") { try !h.popups().isEmpty }
+        let popup = try h.popups()[0]
+        #expect(popup.summary == "Download complete!" && popup.body == "invoice.pdf", "\(popup)")   // the control: it was the app's
+        #expect(popup.actions == ["default", "Open"], "\(popup.actions)")
+        #expect(try h.show(id)["state"] as? String == "completed")
+        _ = try h.client().callRaw(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                                   interface: "dev.ferry.Test", method: "Invoke", args: [.uint32(UInt32(popup.id)), .string("default")])
+        try h.eventually("the app started (here: flatpak is missing)") { h.agentLog.contains("session \(session): cannot start flatpak") }
+        #expect(!fm.fileExists(atPath: opened), "the host opened the app's file")
+    }
 }

@@ -58,7 +58,7 @@ import Testing
         let removeAt = saved.firstIndex(of: .removeFiles([StateFolder("/state").staged(id)], confined: false))
         let persistAt = saved.firstIndex { if case .store(.update(let r)) = $0 { return r.state == .completed } else { return false } }
         #expect(removeAt != nil && persistAt != nil && removeAt! > persistAt!)
-        try d.run(.popupActivated)
+        try d.run(.popupActivated(appSession: nil))
         #expect(d.ledger.badge == 0)
     }
 

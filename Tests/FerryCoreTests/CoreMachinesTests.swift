@@ -86,7 +86,7 @@ import Testing
         d.core.user.badge = 3   // three completions the user has not looked at
         let before = d.core
         _ = try d.run(.request(.answerChallenge(id, .credential(Credential(user: "u", password: "p")))), commit: false)
-        _ = try d.run(.popupActivated, commit: false)   // the badge reset, not recorded
+        _ = try d.run(.popupActivated(appSession: nil), commit: false)   // the badge reset, not recorded
         #expect(d.core.user.badge == 0)
         _ = d.core.commitFailed(now: d.now)
         #expect(d.core.tasks.credentials.isEmpty && d.core.user == before.user)

@@ -175,4 +175,20 @@ import Testing
         #expect(plans[1].category == "transfer.error")
     }
     @Test func nothingEndedNothingShown() { #expect(PopupPlan.plan([]).isEmpty) }
+
+    /// Server-chosen names and reasons are escaped (the body is markup) and cut.
+    @Test func namesAndReasonsAreEscapedAndCut() {
+        let plans = PopupPlan.plan([.completed(file: "/d/<a href='x'>a&b.pdf"), .failed(name: "<img src=x>", reason: String(repeating: "f", count: 300))])
+        #expect(plans[0].body == "&lt;a href=&#39;x&#39;&gt;a&amp;b.pdf")
+        #expect(plans[1].body.hasPrefix("&lt;img src=x&gt;: fff") && plans[1].body.hasSuffix("…") && plans[1].body.count < 170)
+        let long = PopupPlan.plan([.completed(file: "/d/" + String(repeating: "n", count: 200) + ".tar.gz")])[0].body
+        #expect(long.count == 60 && long.hasSuffix("nnn.tar.gz") && long.contains("…"))
+    }
+
+    /// A sandboxed app's file is not the host's to open: no Open action on it; a click starts the app.
+    @Test func anAppsCompletionOpensNoFileOnTheHost() {
+        let plan = PopupPlan.plan([.completed(file: "/home/u/.var/app/org.x/invoice.pdf", appSession: "org.x.bg")])
+        #expect(plan == [PopupPlan(summary: "Download complete!", body: "invoice.pdf", category: "transfer.complete", file: nil,
+                                   appSession: "org.x.bg")])
+    }
 }

@@ -85,7 +85,7 @@ public struct AgentCore: Sendable {
         case .appLaunched(let session, let pid): appLaunched(session, pid: pid)
         case .appLaunchFailed(let session, let message): appLaunchFailed(session, message)
         case .appExited(let session, let status): appExited(session, status: status)
-        case .popupActivated: resetBadge()
+        case .popupActivated(let session): popupActivated(session)
         case .settingsChanged(let s): settingsChanged(s, ledger)
         case .credentialFound(let id, let c): credentialFound(id, c, ledger)
         case .stopping(let received): stopping(received)

@@ -22,7 +22,8 @@ public enum AgentInput: Sendable {
     case appLaunchFailed(session: String, message: String)
     case appExited(session: String, status: Int32)
     /// The user clicked one of our popups: they have looked, the badge resets.
-    case popupActivated
+    /// The user clicked a popup; `appSession`: one of a sandboxed app's, which is started.
+    case popupActivated(appSession: String?)
     /// The user changed the agent's settings while it runs.
     case settingsChanged(AgentCore.Settings)
     /// The keyring's answer to `findCredential` (nil: it had none, or could not be asked).

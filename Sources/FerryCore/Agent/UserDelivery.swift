@@ -12,10 +12,11 @@ struct UserDelivery: Sendable, Equatable {
     var rowsChanged: Set<Int64> = []
 
     /// A task's event as the user sees it (when its session shows popups).
-    mutating func taskEvent(_ event: SessionEvent, name: @autoclosure () -> String) -> [AgentEffect] {
+    /// `appSession`: the task is a sandboxed app's, in that session.
+    mutating func taskEvent(_ event: SessionEvent, name: @autoclosure () -> String, appSession: String? = nil) -> [AgentEffect] {
         switch event {
         case .finished(let file, _):
-            return [.popup(.completed(file: file))] + setBadge(badge + 1)
+            return [.popup(.completed(file: file, appSession: appSession))] + setBadge(badge + 1)
         case .completed(let error?, let errorName, _) where errorName != "Canceled":
             return [.popup(.failed(name: name(), reason: error))]
         default:
