@@ -108,9 +108,17 @@ def row_named(frame, name):
 def main(args):
     if args[0] == "rows":
         names = args[1:]
-        frame, _ = until(f"rows {names}", lambda f: all(row_named(f, n) for n in names))
-        buttons = [n.name for n in walk(frame) if n.getRoleName() == "push button"]
-        print(json.dumps({"title": frame.name, "buttons": buttons, "rows": rows(frame)}))
+
+        def read(f):
+            # Read inside the wait: a running task's row may be rebuilt while it is read (its
+            # objects then are gone), and is read again.
+            if not all(row_named(f, n) for n in names):
+                return None
+            buttons = [n.name for n in walk(f) if n.getRoleName() == "push button"]
+            return {"title": f.name, "buttons": buttons, "rows": rows(f)}
+
+        _, shown = until(f"rows {names}", read)
+        print(json.dumps(shown))
     elif args[0] in ("press", "has"):
         name, button = args[1], args[2]
 
