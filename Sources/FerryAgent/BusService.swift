@@ -158,7 +158,9 @@ public final class BusService {
     func emit<S: Agent1Signal>(_ signal: S, about app: String) {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
-        let destinations: [String?] = app.isEmpty ? [nil] : identity.peers(entitledTo: app)
+        // The user's tasks are the host's business: broadcast while no sandboxed app is on the
+        // bus to hear it, else sent to each host connection.
+        let destinations: [String?] = app.isEmpty && !identity.anyAppConnected ? [nil] : identity.peers(entitledTo: app)
         let name = S.signal.rawValue, args = signal.arguments
         outbox.send {
             for destination in destinations {

@@ -72,8 +72,11 @@ final class CallerIdentity {
         known[sender] = nil; joinedAt[sender] = nil; unidentifiable.remove(sender)
     }
 
-    /// The connections that may hear about `app`'s tasks: its own and the host's (those known
-    /// from their calls), in a stable order.
+    /// Whether a sandboxed app is on the bus (known from its calls or its joining).
+    var anyAppConnected: Bool { known.values.contains { if case .sandboxed = $0 { true } else { false } } }
+
+    /// The connections that may hear about `app`'s tasks ("" for the user's: the host's only):
+    /// its own and the host's (those known from their calls or their joining), in a stable order.
     func peers(entitledTo app: String) -> [String] {
         known.compactMap { name, caller in
             switch caller {

@@ -179,7 +179,8 @@ extension Trait where Self == ConditionTrait {
         try h.makeFile("a.bin", size: 2_000)
         let listener = Harness.packageRoot + "/Tests/Support/signal-listener.py"   // not inside the sandbox: passed as -c
         let heardByOther = h.root + "/other.txt", heardByHost = h.root + "/host.txt"
-        let other = try FakeFlatpak(h, id: "dev.ferry.test.Other")
+        let otherApp = try FakeFlatpak(h, id: "dev.ferry.test.Other")
+        let other = try otherApp
             .spawn(["/usr/bin/python3", "-c", try String(contentsOfFile: listener, encoding: .utf8)], output: heardByOther)
         let host = try h.spawnWaitable("/usr/bin/python3", [listener], output: heardByHost)
         func heard(_ file: String) -> [String] { ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
@@ -195,8 +196,14 @@ extension Trait where Self == ConditionTrait {
         var paused = TaskOptions()
         paused.paused = true
         let marker = try proxy.createDownload(session: BusNames.cliSession, url: h.faultURL("a.bin"), paused)
-        try h.eventually("both heard the host's task") { !other.isRunning && !host.isRunning }
-        #expect(heard(heardByOther) == ["ready", "\(marker) paused"])
+        try h.eventually("the host heard its task") { !host.isRunning }
+        // The other app hears of neither (issue 38, item 7); its own paused task, made after
+        // the host's, ends its listening: the host's would have come first.
+        #expect(try otherApp.call("OpenSession", "dev.ferry.test.Other.bg", "{'keep-events': <false>}").status == 0)
+        let own = try #require(Self.taskID(try otherApp.call("CreateDownload", "dev.ferry.test.Other.bg", h.faultURL("a.bin"),
+                                                             "{'paused': <true>}").stdout))
+        try h.eventually("the other app heard its own task") { !other.isRunning }
+        #expect(heard(heardByOther) == ["ready", "\(own) paused"])
         #expect(heard(heardByHost).contains("\(id) completed") && heard(heardByHost).last == "\(marker) paused", "\(heard(heardByHost))")
     }
 
