@@ -44,15 +44,15 @@ extension BusService {
         t.later(Agent1.CreateUpload.self) { [unowned self] m, c, answer in upload(m, c, answer) }
         t.later(Agent1.CreateUploadFromFd.self) { [unowned self] m, c, answer in uploadFromDescriptor(m, c, answer) }
 
-        t.on(Agent1.ListTasks.self) { [unowned self] m, c in try infos(run(.listTasks(session: m.session, after: m.after, limit: m.limit), c)) }
+        t.on(Agent1.ListTasks.self) { [unowned self] m, c in try infos(run(.listTasks(session: m.session, after: m.after, limit: m.limit), c), c) }
         t.on(Agent1.ListTaskRows.self) { [unowned self] m, c in
             let p = m.page
-            return try infos(run(.listTasks(session: p.session, after: p.after, limit: p.limit), c))
+            return try infos(run(.listTasks(session: p.session, after: p.after, limit: p.limit), c), c)
         }
         t.on(Agent1.ListTaskRowsSection.self) { [unowned self] m, c in
-            try infos(run(.listSection(session: m.session, active: m.section == .active, offset: m.offset, limit: m.limit), c))
+            try infos(run(.listSection(session: m.session, active: m.section == .active, offset: m.offset, limit: m.limit), c), c)
         }
-        t.on(Agent1.GetTask.self) { [unowned self] m, c in try info(run(.getTask(m.task), c).expect("a task") { $0.record }) }
+        t.on(Agent1.GetTask.self) { [unowned self] m, c in try info(run(.getTask(m.task), c).expect("a task") { $0.record }, c) }
         t.on(Agent1.Pause.self) { [unowned self] m, c in try run(.pause(m.task), c).expect("nothing") { $0.isNone } }
         t.on(Agent1.Resume.self) { [unowned self] m, c in try run(.resume(m.task), c).expect("nothing") { $0.isNone } }
         t.on(Agent1.Cancel.self) { [unowned self] m, c in try run(.cancel(m.task), c).expect("nothing") { $0.isNone } }
@@ -77,8 +77,16 @@ extension BusService {
         return try agent.request(.sandboxed(app, checkPaths ? try SandboxPaths.resolve(request, app) : request))
     }
 
-    private func info(_ r: TaskRecord) -> TaskInfo { TaskInfo(r, app: agent.app(ofSession: r.session)) }
-    private func infos(_ reply: AgentReply) throws -> [TaskInfo] { try reply.expect("tasks") { $0.records }.map(info) }
+    /// A task as the caller sees it: a sandboxed app learns no path of the agent's state (the
+    /// copy of a file it uploads is the agent's), as GetStatus hides the store's.
+    private func info(_ r: TaskRecord, _ c: MethodTable.Context) -> TaskInfo {
+        var info = TaskInfo(r, app: agent.app(ofSession: r.session))
+        if c.caller != .host, let file = info.uploadFile, agent.state.contains(file) { info.uploadFile = nil }
+        return info
+    }
+    private func infos(_ reply: AgentReply, _ c: MethodTable.Context) throws -> [TaskInfo] {
+        try reply.expect("tasks") { $0.records }.map { info($0, c) }
+    }
 
     private func openSession(_ m: Agent1.OpenSession, _ c: MethodTable.Context) throws -> OpenedSession {
         try AgentCore.validateSessionIdentifier(m.identifier)

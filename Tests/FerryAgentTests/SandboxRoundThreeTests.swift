@@ -75,4 +75,24 @@ import Testing
         try h.eventually("the app started (here: flatpak is missing)") { h.agentLog.contains("session \(session): cannot start flatpak") }
         #expect(!fm.fileExists(atPath: opened), "the host opened the app's file")
     }
+
+    /// An app's upload is sent from the agent's own copy; the app is shown no path of the
+    /// agent's state (GetTask, ListTasks), the user is (the control: the copy is there).
+    @Test(.needsBubblewrap)
+    func anAppSeesNoPathOfTheAgentsState() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".up"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        try Data(repeating: 1, count: 1_000).write(to: URL(fileURLWithPath: app.home + "/doc.bin"))
+        let created = try app.call("CreateUpload", session, "http://127.0.0.1:9/up", app.home + "/doc.bin", "{'paused': <true>}")
+        let id = try #require(SandboxTests.taskID(created.stdout), "\(created.stdout) \(created.stderr)")
+        let copy = try #require(try AgentProxy(h.client()).task(id).uploadFile)
+        #expect(copy.hasPrefix(h.state + "/"), "\(copy)")
+        for seen in [try app.call("GetTask", "\(id)"), try app.call("ListTasks", session, "0", "10")] {
+            #expect(seen.status == 0 && seen.stdout.contains("'kind': <'upload'>") && !seen.stdout.contains(h.state),
+                    "\(seen.stdout) \(seen.stderr)")
+        }
+    }
 }
