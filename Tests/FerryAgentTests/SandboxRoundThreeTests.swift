@@ -95,4 +95,26 @@ import Testing
                     "\(seen.stdout) \(seen.stderr)")
         }
     }
+
+    /// With one transfer at a time, an app's later priority-1.0 task does not start before the
+    /// user's earlier queued download: an app's priority orders its own tasks only.
+    @Test(.needsBubblewrap)
+    func anAppsPriorityDoesNotJumpTheUsersQueue() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent(["--max-transfers", "1"])
+        for name in ["first.bin", "users.bin", "apps.bin"] { try h.makeFile(name, size: 20_000) }
+        let first = try h.ferry("download", h.faultURL("first.bin", "hold=10000")).taskID()
+        try h.eventually("the slot taken") { (try h.show(first)["received"] as? Int) == 10_000 }
+        let users = try h.ferry("download", h.faultURL("users.bin")).taskID()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".bg"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        let apps = try #require(SandboxTests.taskID(try app.call("CreateDownload", session, h.faultURL("apps.bin"), "{'priority': <1.0>}").stdout))
+        #expect(try h.show(apps)["state"] as? String == "queued")   // the control: the app's task waits too
+        try h.releaseHolds()
+        for id in [first, users, apps] { try h.eventually("task \(id) done") { try h.show(id)["state"] as? String == "completed" } }
+        let order = try h.serverLog().map(\.path).filter { $0 != "/first.bin" }
+        #expect(order == ["/users.bin", "/apps.bin"], "\(order)")
+    }
 }

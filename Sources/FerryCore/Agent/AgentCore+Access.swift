@@ -47,6 +47,7 @@ extension AgentCore {
             }
             try own(session)
             try admitTasks(r.newTasks, app, mine, ledger)
+
             // Resume data names the task whose kept bytes it continues: only the app's own.
             if case .createFromResumeData(_, let data, _, _) = r {
                 guard data.signedByAgent else {
@@ -56,7 +57,14 @@ extension AgentCore {
                     throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
                 }
             }
-            return try request(r, ledger)
+            switch r {
+            case .createTasks(let s, let drafts):
+                return try request(.createTasks(session: s, drafts.map(Self.rankedBelowTheUser)), ledger)
+            case .createFromResumeData(let s, let data, let draft, let given):
+                return try request(.createFromResumeData(session: s, data, Self.rankedBelowTheUser(draft), destinationGiven: given), ledger)
+            default:
+                return try request(r, ledger)
+            }
         case .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
              .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
             try own(session)
@@ -91,6 +99,14 @@ extension AgentCore {
         case .sandboxed:
             throw FerryError(.accessDenied, "nested sandbox request")
         }
+    }
+
+    /// An app's priority orders its own tasks, never ahead of the user's: its 0…1 is kept as
+    /// 0…0.5, so its highest ties with the user's default (the older task first).
+    static func rankedBelowTheUser(_ draft: TaskRecord) -> TaskRecord {
+        var r = draft
+        r.priority = min(1, max(0, r.priority)) / 2
+        return r
     }
 
     /// The sandboxed app a session belongs to (empty: the host's).
