@@ -30,7 +30,8 @@ public final class Agent {
     let outbox = BusOutbox()
     /// Checksums, fsyncs and copies of finished files: never on the loop thread.
     private let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
-    private let uploadCopier = DispatchQueue(label: "dev.ferry.agent.upload-copies")
+    /// One queue of upload copies per owner (an app id; "" for the host's programs), made on the loop.
+    private var uploadCopiers: [String: DispatchQueue] = [:]
     private lazy var finalizing = FinalizeBatches(worker: fileWorker) { [weak self] results in
         guard let self else { return }
         turn { for (id, result) in results { self.handle(.finalized(task: id, result)) } }
@@ -266,8 +267,14 @@ public final class Agent {
     }
 
     /// Runs file work (copying, syncing) off the loop; `then` gets its result back on the loop.
-    /// Copies of descriptors handed over for upload, one at a time, beside the file worker.
-    func onUploadCopier<T>(_ work: @escaping () -> T, then: @escaping (T) -> Void) { on(uploadCopier, work, then: then) }
+    /// Copies of descriptors handed over for upload, beside the file worker: one at a time for
+    /// each owner, so a file whose reads block (a hung network mount, a FUSE file) holds only
+    /// its owner's copies, never another app's or the host's.
+    func onUploadCopier<T>(owner: String, _ work: @escaping () -> T, then: @escaping (T) -> Void) {
+        let queue = uploadCopiers[owner] ?? DispatchQueue(label: "dev.ferry.agent.upload-copies." + (owner.isEmpty ? "host" : owner))
+        uploadCopiers[owner] = queue
+        on(queue, work, then: then)
+    }
 
     private func on<T>(_ queue: DispatchQueue, _ work: @escaping () -> T, then: @escaping (T) -> Void) {
         queue.async {

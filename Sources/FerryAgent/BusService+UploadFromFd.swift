@@ -55,7 +55,7 @@ extension BusService {
         let folder = agent.state.uploads(ofApp: app)
         let rules = UploadCopy.Rules(limits: agent.settings.uploadCopies, reserve: agent.settings.transfer.stateReserve,
                                      owner: app ?? "the host's programs")
-        agent.onUploadCopier({ Result { try UploadCopy.copy(fd, size: size, into: folder, rules) } }) { [self] copied in
+        agent.onUploadCopier(owner: app ?? "", { Result { try UploadCopy.copy(fd, size: size, into: folder, rules) } }) { [self] copied in
             answer(Result {
                 let copy = try copied.get()
                 var draft = draft

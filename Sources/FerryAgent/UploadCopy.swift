@@ -6,8 +6,9 @@ import Glibc
 /// own folder (0600, synced before the task is recorded) so that the upload survives the app
 /// exiting and the agent restarting. The core removes the copy when the task ends.
 ///
-/// Copies run one at a time on a queue of their own (never the one that saves finished
-/// downloads), so the owner's usage measured before a copy is what it holds. Only the size seen
+/// Copies run one at a time per owner on a queue of their own (never the one that saves finished
+/// downloads), so the owner's usage measured before a copy is what it holds, and a copy whose
+/// reads block holds up only its owner's. Only the size seen
 /// when the call came is copied (a growing file cannot hold the queue), holes stay holes, and
 /// the copy must fit the owner's limit and leave the state disk's reserve free.
 enum UploadCopy {

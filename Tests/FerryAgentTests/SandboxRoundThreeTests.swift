@@ -1,6 +1,7 @@
 import FerryBus
 import FerryCore
 import Foundation
+import Glibc
 import Testing
 
 /// What a sandboxed app (a fake Flatpak) could still make the agent do to the host's files,
@@ -116,5 +117,50 @@ import Testing
         for id in [first, users, apps] { try h.eventually("task \(id) done") { try h.show(id)["state"] as? String == "completed" } }
         let order = try h.serverLog().map(\.path).filter { $0 != "/first.bin" }
         #expect(order == ["/users.bin", "/apps.bin"], "\(order)")
+    }
+
+    /// A descriptor whose reads block (here a FUSE file that hangs, as a hung network mount
+    /// would) holds up only its owner's copies: an app's upload is copied and queued meanwhile.
+    @Test(.needsBubblewrap, .enabled(if: FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/fusepy.py")
+                                        && FileManager.default.fileExists(atPath: "/dev/fuse"), "needs python3-fusepy and /dev/fuse"))
+    func aBlockedCopyHoldsUpOnlyItsOwner() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let mount = h.root + "/hung"
+        try fm.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let release = h.root + "/release"
+        let fs = try h.spawnWaitable("/usr/bin/python3", [Harness.packageRoot + "/Tests/Support/hung-fs.py", mount, "100000", release],
+                                     output: h.root + "/fs.txt")
+        func letGo() { let f = open(release, O_WRONLY | O_NONBLOCK); if f >= 0 { _ = write(f, "go\n", 3); close(f) } }
+        defer {
+            letGo()
+            _ = try? h.run("/bin/umount", ["-l", mount])
+            kill(fs.processIdentifier, SIGKILL)
+        }
+        try h.eventually("the FUSE mount") { ((try? String(contentsOfFile: h.root + "/fs.txt", encoding: .utf8)) ?? "").contains("ready") }
+        // The host's program hands over the hung file: its copy blocks.
+        let script = """
+            import dbus, os, sys
+            agent = dbus.Interface(dbus.SessionBus().get_object("dev.ferry.Agent1", "/dev/ferry/Agent1"), "dev.ferry.Agent1")
+            agent.OpenSession("dev.ferry.cli", {})
+            print(agent.CreateUploadFromFd("dev.ferry.cli", sys.argv[1], dbus.types.UnixFd(os.open(sys.argv[2], os.O_RDONLY)),
+                                           {"paused": True}, timeout=120), flush=True)
+            """
+        let hung = try h.spawnWaitable("/usr/bin/python3", ["-c", script, "http://127.0.0.1:9/up", mount + "/hung.bin"],
+                                       output: h.root + "/hung.txt")
+        try h.eventually("the agent's copy reads the hung file") {
+            ((try? String(contentsOfFile: h.root + "/fs.txt", encoding: .utf8)) ?? "").contains("reading")
+        }
+        // The app's upload by path is copied too, on its own queue.
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".up"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        try Data(repeating: 2, count: 5_000).write(to: URL(fileURLWithPath: app.home + "/doc.bin"))
+        let created = try app.call("CreateUpload", session, "http://127.0.0.1:9/up", app.home + "/doc.bin", "{'paused': <true>}")
+        #expect(SandboxTests.taskID(created.stdout) != nil, "\(created.stdout) \(created.stderr)")
+        #expect(hung.isRunning, "the hung copy ended before the app's: the control failed")
+        letGo()
+        try h.waitForExit(hung, "the host's copy, released")
+        #expect(Int64(((try? String(contentsOfFile: h.root + "/hung.txt", encoding: .utf8)) ?? "").filter(\.isNumber)) != nil)
     }
 }
