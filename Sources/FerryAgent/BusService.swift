@@ -55,6 +55,7 @@ public final class BusService {
         c.onClose = { [unowned self] in self.onOutcome(self.acquired ? .busClosed : .noBus) }
         c.attach()
         // Every name that joins or leaves the bus (clients' connections; a dock appearing).
+        identity.watchJoins()
         c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "AddMatch",
                [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")],
                timeoutMilliseconds: 25_000) { [unowned self] result in

@@ -19,6 +19,8 @@ final class CallerIdentity {
     /// Since when every connection that joins is seen (nil: not yet).
     private var watchingSince: UInt64?
     private let userDirs: [String: String]
+    /// The joins as a thread of their own saw them, before the loop could.
+    private let watcher = JoinWatcher()
 
     init() {
         userDirs = [
@@ -33,12 +35,16 @@ final class CallerIdentity {
     /// The bus now tells this agent of every connection that joins.
     func watching() { watchingSince = Self.bootTicks() }
 
+    /// Starts the thread that sees connections join while the loop is busy.
+    func watchJoins() { watcher.start() }
+
     /// A connection joined the bus: it is identified now, while the process the bus recorded
     /// for it is surely the one that opened it (that process may exit and its pid be reused
     /// while a child keeps the connection).
     /// `then` hears whether it could be told.
     func joined(_ name: String, on bus: BusConnection, then: @escaping (Bool) -> Void = { _ in }) {
-        joinedAt[name] = Self.bootTicks()
+        let now = Self.bootTicks()
+        joinedAt[name] = min(now, watcher.joinedAt(name) ?? now)   // the earlier sighting: the watcher's, if the loop was busy
         identify(name, on: bus) { [self] caller in
             if caller == nil, joinedAt[name] != nil { unidentifiable.insert(name) }
             then(caller != nil)
@@ -56,7 +62,7 @@ final class CallerIdentity {
                  [.string(sender)], timeoutMilliseconds: 10_000) { [self] result in
             var caller: Caller?
             // A connection not seen joining joined before the agent watched (or at the very start).
-            let seen = joinedAt[sender] ?? watchingSince ?? Self.bootTicks()
+            let seen = joinedAt[sender] ?? watcher.joinedAt(sender) ?? watchingSince ?? Self.bootTicks()
             if case .success(let reply) = result, let credentials = BusReader.read(reply, "GetConnectionCredentials", { try $0.dict() }),
                let pid = credentials["ProcessID"]?.int64Value {
                 let label = credentials["LinuxSecurityLabel"]?.bytesValue.map { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

@@ -110,4 +110,46 @@ import Testing
         let answer = try held.call()
         #expect(answer.contains("error") && answer.contains("AccessDenied") && !answer.contains(h.state), "\(answer)")
     }
+
+    /// The agent's loop is busy (big batches queued before the join: an app can make such a
+    /// long turn) while the app's connection joins, hands itself to a child and its process
+    /// exits, and a host process takes the pid: the join was seen when it happened (the
+    /// agent's join watcher), not when the loop got to it, so the newcomer is not the caller.
+    @Test(.needsBubblewrap, .enabled(if: canChoosePIDs, "needs root to choose the next pid (ns_last_pid)"))
+    func aJoinSeenWhileTheAgentIsBusyIsStillItsOwn() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let busy = """
+            import dbus
+            from dbus.mainloop.glib import DBusGMainLoop
+            from gi.repository import GLib
+            DBusGMainLoop(set_as_default=True)
+            agent = dbus.Interface(dbus.SessionBus().get_object("dev.ferry.Agent1", "/dev/ferry/Agent1"), "dev.ferry.Agent1")
+            agent.OpenSession("dev.ferry.cli", {})
+            requests = dbus.Array([("http://127.0.0.1:9/f%d" % i, {"paused": True}) for i in range(40000)], signature="(sa{sv})")
+            loop, left = GLib.MainLoop(), [3]
+            def answered(*_):
+                left[0] -= 1
+                if left[0] == 0:
+                    print("done", flush=True); loop.quit()
+            for _ in range(3):
+                agent.CreateDownloads("dev.ferry.cli", requests, reply_handler=answered, error_handler=answered, timeout=300)
+            print("sent", flush=True)
+            loop.run()
+            """
+        let busyOut = h.root + "/busy.txt"
+        let batches = try h.spawnWaitable("/usr/bin/python3", ["-c", busy], output: busyOut)
+        func said(_ word: String) -> Bool { ((try? String(contentsOfFile: busyOut, encoding: .utf8)) ?? "").contains(word) }
+        try h.eventually("the batches sent") { said("sent") }
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let held = try HeldConnection(h, in: app)
+        let child = try held.fork()
+        defer { kill(child, SIGKILL) }
+        try #require(try Self.hostProcess(taking: held.pid, h), "could not give pid \(held.pid) to a host process")
+        defer { kill(held.pid, SIGKILL) }
+        try #require(!said("done"), "the agent was no longer busy when the pid changed hands: the test proves nothing")
+        try h.waitForExit(batches, "the batches", timeout: 120)
+        let answer = try held.call()
+        #expect(!answer.contains(h.state), "a host process that took the app's pid was taken for the caller: \(answer)")
+    }
 }
