@@ -32,7 +32,10 @@ public final class BusService {
         methods = makeMethodTable()
         assert(methods.methods == Set(AgentMethod.allCases), "a method of dev.ferry.Agent1 without a handler")
         agent.onEventsAvailable = { [unowned self] session, seq, app in
-            emit(Agent1.EventsAvailable(session: session, latestSeq: seq), about: app)
+            // The app reads its own name for the session; the host, the agent's key.
+            let name = SessionKey.name(of: session, app: app)
+            emit(Agent1.EventsAvailable(session: session, latestSeq: seq), about: app,
+                 toTheApp: name == session ? nil : Agent1.EventsAvailable(session: name, latestSeq: seq))
         }
         agent.onLauncherChanged = { [unowned self] in publishLauncher() }
         agent.onTasksRemoved = { [unowned self] ids, app in emit(Agent1.TasksRemoved(tasks: ids), about: app) }
@@ -156,9 +159,19 @@ public final class BusService {
     /// The host's signals are broadcast (scripts listen with plain match rules). A sandboxed
     /// app's go, addressed, only to its own connections and to the host's programs that have
     /// called the agent: other sandboxes hear nothing of them.
-    func emit<S: Agent1Signal>(_ signal: S, about app: String) {
+    /// `toTheApp`: what the app's own connections get instead (its names for its sessions).
+    func emit<S: Agent1Signal>(_ signal: S, about app: String, toTheApp own: S? = nil) {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
+        if let own {
+            let apps = identity.peers(of: app), name = S.signal.rawValue, mine = own.arguments, theirs = signal.arguments
+            let hosts = identity.peers(entitledTo: app).filter { !apps.contains($0) }
+            outbox.send {
+                for d in apps { c.signal(path: BusNames.path, interface: BusNames.interface, member: name, mine, destination: d) }
+                for d in hosts { c.signal(path: BusNames.path, interface: BusNames.interface, member: name, theirs, destination: d) }
+            }
+            return
+        }
         // The user's tasks are the host's business: broadcast while no sandboxed app is on the
         // bus to hear it, else sent to each host connection.
         let destinations: [String?] = app.isEmpty && !identity.anyAppConnected ? [nil] : identity.peers(entitledTo: app)

@@ -78,6 +78,11 @@ final class CallerIdentity {
         known[sender] = nil; joinedAt[sender] = nil; unidentifiable.remove(sender)
     }
 
+    /// The connections of the sandboxed app `app`.
+    func peers(of app: String) -> [String] {
+        known.compactMap { name, caller in if case .sandboxed(let a) = caller, a.id == app { name } else { nil } }.sorted()
+    }
+
     /// Whether a sandboxed app is on the bus (known from its calls or its joining).
     var anyAppConnected: Bool { known.values.contains { if case .sandboxed = $0 { true } else { false } } }
 

@@ -33,6 +33,7 @@ enum Launcher {
                                            workingDirectory: String(cString: g_get_home_dir()), reap: false, log: log)
                 watch(pid, report)
             case .app(let id, let kind):
+                let session = SessionKey.name(of: session, app: id)   // the app's own name for it
                 if kind == .flatpak, isDBusActivatable(id) {
                     activate(id, session: session, log: log, report: report)
                     return

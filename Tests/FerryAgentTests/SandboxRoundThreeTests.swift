@@ -163,4 +163,38 @@ import Testing
         try h.waitForExit(hung, "the host's copy, released")
         #expect(Int64(((try? String(contentsOfFile: h.root + "/hung.txt", encoding: .utf8)) ?? "").filter(\.isNumber)) != nil)
     }
+
+    /// Nested app ids: org…Nest names sessions inside the namespace of org…Nest.Child before that
+    /// app runs. The child still gets its own sessions of those names, sees them under its names,
+    /// and the two apps' sessions stay apart.
+    @Test(.needsBubblewrap)
+    func aParentAppCannotTakeANestedAppsSessionNames() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("n.bin", size: 1_000)
+        let parentID = "dev.ferry.test.Nest", childID = "dev.ferry.test.Nest.Child"
+        let parent = try FakeFlatpak(h, id: parentID), child = try FakeFlatpak(h, id: childID)
+        for name in [childID, childID + ".Bg"] {   // the control: the parent may name them, and does
+            #expect(try parent.call("OpenSession", name, "{'keep-events': <false>}").status == 0)
+        }
+        let parentsTask = try #require(SandboxTests.taskID(try parent.call("CreateDownload", childID + ".Bg", h.faultURL("n.bin"), "{'paused': <true>}").stdout))
+        for name in [childID, childID + ".Bg"] {
+            let opened = try child.call("OpenSession", name, "{'keep-events': <false>}")
+            #expect(opened.status == 0 && opened.stdout.contains("'\(name)'") && !opened.stdout.contains("["), "OPEN \(opened.stdout) \(opened.stderr)")
+        }
+        let created = try child.call("CreateDownload", childID + ".Bg", h.faultURL("n.bin"), "{'paused': <true>}")
+        let childsTask = try #require(SandboxTests.taskID(created.stdout), "\(created.stdout) \(created.stderr)")
+        // Each app sees its own task only, in its own name for the session.
+        let childSees = try child.call("GetTask", "\(childsTask)").stdout
+        #expect(childSees.contains("'session': <'\(childID).Bg'>"), "\(childSees)")
+        #expect(try child.call("GetTask", "\(parentsTask)").stderr.contains("NoSuchTask"))
+        #expect(try parent.call("GetTask", "\(childsTask)").stderr.contains("NoSuchTask"))
+        let listed = try child.call("ListTasks", childID + ".Bg", "0", "10").stdout
+        #expect(listed.contains("uint64 \(childsTask)") && !listed.contains("uint64 \(parentsTask),"), "\(listed)")
+        // The user sees two sessions, the child's marked as its.
+        let shown = try h.show(childsTask)
+        #expect(shown["session"] as? String == "\(childID).Bg [\(childID)]", "\(shown)")
+        #expect(try h.show(parentsTask)["session"] as? String == childID + ".Bg")
+    }
 }

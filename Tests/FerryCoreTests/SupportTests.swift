@@ -192,3 +192,14 @@ import Testing
                                    appSession: "org.x.bg")])
     }
 }
+
+@Suite struct SessionKeyTests {
+    @Test func anAliasReadsAsTheAppsOwnName() {
+        let key = SessionKey.alias("org.x.Child.Bg", app: "org.x.Child")
+        #expect(key == "org.x.Child.Bg [org.x.Child]")
+        #expect(SessionKey.name(of: key, app: "org.x.Child") == "org.x.Child.Bg")
+        #expect(SessionKey.name(of: key, app: "org.x") == key)   // another app's alias is not its name
+        #expect(SessionKey.name(of: "org.x.bg", app: "org.x") == "org.x.bg")
+        #expect(throws: FerryError.self) { try AgentCore.validateSessionIdentifier(key) }   // no caller can name one
+    }
+}

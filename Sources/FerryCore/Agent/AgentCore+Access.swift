@@ -4,7 +4,29 @@
 /// session cover its own sessions only. It cannot reset the user's badge, nor set a command for
 /// the agent to run. (Paths are checked by the bus layer, which can resolve them on disk.)
 extension AgentCore {
+    /// An app's request, its session names made keys (see `SessionKey`), its reply in its names.
     mutating func sandboxedRequest(_ app: SandboxedApp, _ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
+        do {
+            let opening = if case .openSession = r { true } else { false }
+            return try keyedRequest(app, r.withSession { try sessionKey($0, of: app, opening: opening, ledger) }, ledger)
+                .named(for: app.id)
+        } catch var e as FerryError {
+            e.message = e.message.replacing(SessionKey.alias("", app: app.id), with: "")   // its names only
+            throw e
+        }
+    }
+
+    /// The key of the app's session `name`: its alias where it has one, or is `opening` a name
+    /// another owner has; else the name (another's is then refused by name, as before).
+    func sessionKey(_ name: String, of app: SandboxedApp, opening: Bool, _ ledger: AgentLedger) throws -> String {
+        func owner(_ key: String) throws -> String? { try sessions.configs[key]?.app ?? ledger.session(key)?.app }
+        let alias = SessionKey.alias(name, app: app.id)
+        if try owner(alias) != nil { return alias }
+        guard opening, let owner = try owner(name), !owner.utf8.elementsEqual(app.id.utf8) else { return name }
+        return alias
+    }
+
+    private mutating func keyedRequest(_ app: SandboxedApp, _ r: AgentRequest, _ ledger: AgentLedger) throws -> AgentReply {
         func own(_ session: String) throws {
             guard let owner = try sessions.configs[session]?.app ?? ledger.session(session)?.app else { return }   // NoSuchSession follows
             guard owner.utf8.elementsEqual(app.id.utf8) else {
@@ -34,8 +56,9 @@ extension AgentCore {
             // Session ids are global: an app names its own only, so it can never take the user's
             // (dev.ferry.cli) or another app's before they open theirs.
             // Compared as bytes, and ASCII as app ids are: no Unicode-equivalent look-alikes.
-            guard id.utf8.allSatisfy({ $0 < 128 }), id.utf8.elementsEqual(app.id.utf8) || id.utf8.starts(with: (app.id + ".").utf8) else {
-                throw FerryError(.accessDenied, "session '\(id.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).' (ASCII)")
+            let name = SessionKey.name(of: id, app: app.id)
+            guard name.utf8.allSatisfy({ $0 < 128 }), name.utf8.elementsEqual(app.id.utf8) || name.utf8.starts(with: (app.id + ".").utf8) else {
+                throw FerryError(.accessDenied, "session '\(name.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).' (ASCII)")
             }
             try own(id)
             if sessions.configs[id] == nil { try settings.appLimits.admitSession(open: mine.count, app: app.id) }

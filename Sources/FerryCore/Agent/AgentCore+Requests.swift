@@ -78,7 +78,7 @@ extension AgentCore {
 
     mutating func openSession(_ identifier: String, _ options: SessionOptions, peer: String, app: SandboxedApp?,
                               _ ledger: AgentLedger) throws -> AgentReply {
-        try Self.validateSessionIdentifier(identifier)
+        try Self.validateSessionIdentifier(app.map { SessionKey.name(of: identifier, app: $0.id) } ?? identifier)   // an alias's name
         let existing = try ledger.session(identifier)
         var config = options.applied(to: existing ?? SessionConfig())
         config.invalid = false   // a new life for an invalidated identifier
