@@ -30,8 +30,7 @@ public final class Agent {
     let outbox = BusOutbox()
     /// Checksums, fsyncs and copies of finished files: never on the loop thread.
     private let fileWorker = DispatchQueue(label: "dev.ferry.agent.files")
-    /// One queue of upload copies per owner (an app id; "" for the host's programs), made on the loop.
-    private var uploadCopiers: [String: DispatchQueue] = [:]
+    private let uploadCopiers = UploadCopy.Queues()
     private lazy var finalizing = FinalizeBatches(worker: fileWorker) { [weak self] results in
         guard let self else { return }
         turn { for (id, result) in results { self.handle(.finalized(task: id, result)) } }
@@ -256,8 +255,7 @@ public final class Agent {
         case .taskChanged(let id, let state, let app): onTaskChanged(id, state, app)
         case .tasksRemoved(let ids, let app): onTasksRemoved(ids, app)
         case .tasksProgressed(let moved, let app): onTasksProgressed(moved, app)
-        case .eventsAvailable(let session, let seq, let app):
-            onEventsAvailable(session, seq, app)
+        case .eventsAvailable(let session, let seq, let app): onEventsAvailable(session, seq, app)
         case .popup(let outcome): notifier.post(outcome)
         case .launcherChanged: onLauncherChanged()
         case .launch(let session, let target): launch(session, target)
@@ -267,20 +265,13 @@ public final class Agent {
     }
 
     /// Runs file work (copying, syncing) off the loop; `then` gets its result back on the loop.
-    /// Copies of descriptors handed over for upload, beside the file worker: one at a time for
-    /// each owner, so a file whose reads block (a hung network mount, a FUSE file) holds only
-    /// its owner's copies, never another app's or the host's.
+    /// Copies of descriptors handed over for upload, beside the file worker, one queue an owner.
     func onUploadCopier<T>(owner: String, _ work: @escaping () -> T, then: @escaping (T) -> Void) {
-        let queue = uploadCopiers[owner] ?? DispatchQueue(label: "dev.ferry.agent.upload-copies." + (owner.isEmpty ? "host" : owner))
-        uploadCopiers[owner] = queue
-        on(queue, work, then: then)
+        on(uploadCopiers.queue(owner), work, then: then)
     }
 
     private func on<T>(_ queue: DispatchQueue, _ work: @escaping () -> T, then: @escaping (T) -> Void) {
-        queue.async {
-            let result = work()
-            MainLoop.idle { then(result) }
-        }
+        queue.async { let result = work(); MainLoop.idle { then(result) } }
     }
 
     /// Verifies and moves a finished file on the worker thread; results come back to the loop

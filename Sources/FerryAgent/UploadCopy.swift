@@ -1,3 +1,4 @@
+import Dispatch
 import FerryCore
 import FoundationEssentials
 import Glibc
@@ -12,6 +13,19 @@ import Glibc
 /// when the call came is copied (a growing file cannot hold the queue), holes stay holes, and
 /// the copy must fit the owner's limit and leave the state disk's reserve free.
 enum UploadCopy {
+    /// One queue of copies per owner (an app id; "" for the host's programs), made on the loop:
+    /// a file whose reads block (a hung network mount, a FUSE file) holds only its owner's
+    /// copies, never another app's or the host's.
+    final class Queues {
+        private var queues: [String: DispatchQueue] = [:]
+        func queue(_ owner: String) -> DispatchQueue {
+            if let q = queues[owner] { return q }
+            let q = DispatchQueue(label: "dev.ferry.agent.upload-copies." + (owner.isEmpty ? "host" : owner))
+            queues[owner] = q
+            return q
+        }
+    }
+
     /// Only a readable regular file: a pipe, socket or device has no known end to copy.
     /// Returns its size now, which is what will be copied.
     static func check(_ fd: Int32) throws -> Int64 {
