@@ -91,7 +91,7 @@ import Testing
             .replacingOccurrences(of: "http://", with: "http://ann:\(password)@")
         let id = try Self.upload(session, rec, url, h.www + "/doc.bin")
         #expect(rec.calls.completed(id) == .completed(id, error: nil, hasResumeData: false))
-        #expect(rec.challengeHosts == [Self.other], "\(rec.challengeHosts) \(try! h.serverLog().map { ($0.method ?? "", $0.host ?? "", $0.status, $0.authorization ?? "-") })")
+        #expect(rec.challengeHosts == [Self.other], "\(rec.challengeHosts) \(h.agentLog.suffix(3000)) \(try! h.serverLog().map { ($0.method ?? "", $0.host ?? "", $0.status, $0.authorization ?? "-") })")
         let elsewhere = try Self.toOther(h)
         #expect(elsewhere.first?.status == 401, "the other origin never asked: \(elsewhere.map(\.status))")
         let annsBasic = "Basic " + Data("ann:\(password)".utf8).base64EncodedString()

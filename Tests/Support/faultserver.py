@@ -181,7 +181,8 @@ class Handler(TusUpload, IETFUpload, BaseHTTPRequestHandler):
         entry["status"], entry["end"] = 401, time.monotonic()
         self.record(entry)
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.reply_small(401, b"auth\n", [("WWW-Authenticate", 'Basic realm="resource"')])
+        # A HEAD's answer has no body: bytes after it would be read as the next answer.
+        self.reply_small(401, b"" if self.command == "HEAD" else b"auth\n", [("WWW-Authenticate", 'Basic realm="resource"')])
         return True
 
     def serve(self, url, q, n, entry):
