@@ -92,7 +92,7 @@ public final class Agent {
         let leaked = try store.tasksWithURLCredentials()
         state.urlCredentials = leaked ?? []
         notifier.onActivated = { [weak self] in self?.feed(.popupActivated(appSession: $0)) }
-        network.onChange = { [weak self] state in self?.feed(.networkChanged(state)) }
+        network.onChange = { [weak self] state in self?.transfers.networkChanged(); self?.feed(.networkChanged(state)) }
         if state.urlCredentials.isEmpty { feed(.started(state)) } else { try store.scrubbing { feed(.started(state)) } }
         if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }   // after the turn's commit: once
     }

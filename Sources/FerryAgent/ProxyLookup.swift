@@ -1,6 +1,7 @@
 import CFerryShim
 import CGLib
 import FerryBus
+import FerryCore
 import FoundationEssentials
 
 /// The proxy a request goes through, as curl takes it.
@@ -54,6 +55,13 @@ final class ProxyLookup {
     }
 
     private let resolver: OpaquePointer?
+    /// Answers by origin (scheme://host:port) for `keptMicroseconds`, and the callers waiting for
+    /// an answer being asked: 3,000 small files from one host ask the resolver once, not 3,000
+    /// times (libproxy reads its configuration and /etc/services on a thread of GLib's pool for
+    /// each). Gone when the network changes.
+    private var answers: [String: (answer: Answer, at: Int64)] = [:]
+    private var asking: [String: [(Answer) -> Void]] = [:]
+    static let keptMicroseconds: Int64 = 30_000_000
 
     init() {
         // GIO's resolvers read GSettings, and GSettings aborts the process when no schema is
@@ -69,8 +77,24 @@ final class ProxyLookup {
     /// Whether GIO has a real resolver (glib-networking installed).
     var isDesktopResolver: Bool { resolver != nil }
 
-    /// Calls `done` on the loop with the proxy for `url`.
+    /// The network changed: the desktop's answers may too (another network's PAC, WPAD).
+    func forget() { answers = [:] }
+
+    /// Calls `done` on the loop with the proxy for `url` (at once when its origin's is known).
     func lookup(_ url: String, _ done: @escaping (Answer) -> Void) {
+        guard resolver != nil else { done(.curlDecides); return }
+        let key = Origin(url)?.description ?? url, now = Int64(g_get_monotonic_time())
+        if let known = answers[key], now - known.at < Self.keptMicroseconds { done(known.answer); return }
+        guard asking[key] == nil else { asking[key]!.append(done); return }
+        asking[key] = [done]
+        ask(url) { [weak self] answer in
+            guard let self else { return }
+            if case .failed = answer { self.answers[key] = nil } else { self.answers[key] = (answer, Int64(g_get_monotonic_time())) }
+            for waiting in self.asking.removeValue(forKey: key) ?? [] { waiting(answer) }
+        }
+    }
+
+    private func ask(_ url: String, _ done: @escaping (Answer) -> Void) {
         guard let resolver else { done(.curlDecides); return }
         g_proxy_resolver_lookup_async(resolver, url, nil, { source, result, data in
             let done = Box<(Answer) -> Void>.take(data!)

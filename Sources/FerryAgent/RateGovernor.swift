@@ -45,8 +45,12 @@ final class RateGovernor {
         }
     }
 
-    /// A transfer started or ended: equal shares until the next look measures.
-    func transfersChanged() { rebalance(measure: false) }
+    /// A transfer started or ended: equal shares until the next look measures. Nothing to do
+    /// (on every small file's start and end) while no limit applies to any transfer.
+    func transfersChanged() {
+        guard download.limit > 0 || upload.limit > 0 || timer != 0 || !caps().isEmpty else { return }
+        rebalance(measure: false)
+    }
 
     private func rebalance(measure: Bool) {
         let running = transfers()

@@ -56,6 +56,9 @@ final class Transfers {
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
     }
 
+    /// The desktop's proxy answers go with the network they were given on (once any was asked).
+    func networkChanged() { if multi != nil { proxies.forget() } }
+
     /// The user changed how many transfers may run, or how fast (the settings).
     func setLimits(total: Int, host: Int, download: Int64, upload: Int64) {
         limits = (total, host)
@@ -275,25 +278,6 @@ final class Transfers {
     }
 
     private func ended(_ t: Transfer, code: Int) {
-        var outcome = TransferOutcome(curlCode: code, curlMessage: t.errorMessage,
-                                      httpStatus: t.httpStatus, retryAfterSeconds: t.retryAfterSeconds,
-                                      localErrno: t.writeErrno, localMessage: t.localMessage, bytesThisAttempt: t.bytesThisAttempt,
-                                      authenticate: t.httpStatus == 401 ? t.header("WWW-Authenticate") : nil)
-        (outcome.rejection, outcome.effectiveURL) = (t.rejection, t.httpStatus == 401 || t.isUpload ? t.effectiveURL : nil)
-        (outcome.replyCut, outcome.replyHeaders) = (t.reply?.cut ?? false, t.isUpload ? t.replyHeaders() : nil)
-        if t.isUpload {
-            (outcome.location, outcome.uploadOffset) = (t.header("Location"), t.header("Upload-Offset").flatMap { Int64($0) })
-            if t.header("Tus-Resumable") != nil { outcome.tusExtensions = t.header("Tus-Extension") ?? "" }
-            (outcome.acceptPatch, outcome.uploadComplete) = (t.header("Accept-Patch"), ["?1": true, "?0": false][t.header("Upload-Complete") ?? ""])
-        }
-        if let why = t.source?.changed() {   // whatever the server said, it got a mix
-            outcome.localErrno = UploadSource.changedErrno
-            outcome.localMessage = "the file to upload changed while it was being sent (\(why)): the server may hold a mix of old and new bytes"
-        }
-        if let proxy = t.proxy?.printable {
-            outcome.proxy = proxy
-            outcome.proxyConnectStatus = t.proxyConnectStatus
-        }
-        feed(.transferEnded(task: t.taskID, received: t.received, outcome))
+        feed(.transferEnded(task: t.taskID, received: t.received, t.outcome(code: code)))
     }
 }

@@ -1,0 +1,29 @@
+import FerryCore
+
+/// How an attempt ended, read from the curl handle once curl is done with it: the status, the
+/// headers the core reads (a 401's challenge, an upload's resource and offset, discovery's
+/// answers), the local failure, the proxy.
+extension Transfer {
+    func outcome(code: Int) -> TransferOutcome {
+        var outcome = TransferOutcome(curlCode: code, curlMessage: errorMessage,
+                                      httpStatus: httpStatus, retryAfterSeconds: retryAfterSeconds,
+                                      localErrno: writeErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
+                                      authenticate: httpStatus == 401 ? header("WWW-Authenticate") : nil)
+        (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
+        (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
+        if isUpload {
+            (outcome.location, outcome.uploadOffset) = (header("Location"), header("Upload-Offset").flatMap { Int64($0) })
+            if header("Tus-Resumable") != nil { outcome.tusExtensions = header("Tus-Extension") ?? "" }
+            (outcome.acceptPatch, outcome.uploadComplete) = (header("Accept-Patch"), ["?1": true, "?0": false][header("Upload-Complete") ?? ""])
+        }
+        if let why = source?.changed() {   // whatever the server said, it got a mix
+            outcome.localErrno = UploadSource.changedErrno
+            outcome.localMessage = "the file to upload changed while it was being sent (\(why)): the server may hold a mix of old and new bytes"
+        }
+        if let proxy = proxy?.printable {
+            outcome.proxy = proxy
+            outcome.proxyConnectStatus = proxyConnectStatus
+        }
+        return outcome
+    }
+}
