@@ -13,7 +13,10 @@ extension Transfer {
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
         if isUpload {
             (outcome.location, outcome.uploadOffset) = (header("Location"), header("Upload-Offset").flatMap { Int64($0) })
-            if header("Tus-Resumable") != nil { outcome.tusExtensions = header("Tus-Extension") ?? "" }
+            // tus 1.0: an OPTIONS answer must carry Tus-Version; Tus-Resumable is not for OPTIONS.
+            if header("Tus-Version") != nil || header("Tus-Resumable") != nil {
+                (outcome.tusExtensions, outcome.tusMaxSize) = (header("Tus-Extension") ?? "", header("Tus-Max-Size").flatMap { Int64($0) })
+            }
             (outcome.acceptPatch, outcome.uploadComplete) = (header("Accept-Patch"), ["?1": true, "?0": false][header("Upload-Complete") ?? ""])
         }
         if let why = source?.changed() {   // whatever the server said, it got a mix

@@ -21,8 +21,8 @@ public enum ResumableProtocol: String, Sendable, Equatable {
 
 /// One request of a resumable upload, as a transfer carries it out.
 public enum UploadStep: Sendable, Equatable {
-    /// OPTIONS to the task's URL: does the server speak tus (Tus-Resumable with the creation
-    /// extension) or the IETF draft (Accept-Patch with application/partial-upload)? Asked once
+    /// OPTIONS to the task's URL: does the server speak tus (Tus-Version, or Tus-Resumable, with
+    /// the creation extension) or the IETF draft (Accept-Patch with application/partial-upload)? Asked once
     /// a task, when its protocol is left automatic.
     case discover
     /// An empty request to the task's URL with the length: the server makes the upload resource
@@ -80,9 +80,13 @@ extension TaskMachine {
             headers["Content-Type"] = ietf ? "application/partial-upload" : "application/offset+octet-stream"
             if ietf { headers["Upload-Complete"] = "?1" }
         }
-        if step != .discover {
-            if ietf { headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion }
-            else { headers["Tus-Resumable"] = ResumableProtocol.tusVersion }
+        if step == .discover {
+            // Servers ignore it on OPTIONS, and some answer with their tus headers only when it is there.
+            headers["Tus-Resumable"] = ResumableProtocol.tusVersion
+        } else if ietf {
+            headers["Upload-Draft-Interop-Version"] = ResumableProtocol.ietfInteropVersion
+        } else {
+            headers["Tus-Resumable"] = ResumableProtocol.tusVersion
         }
         // An upload resource on another origin gets the bytes (as a 307 would), never the
         // app's credential headers.
@@ -118,6 +122,10 @@ extension TaskMachine {
             // An HTTP error (405, 501…) is an answer too: no protocol. A failure to connect is not.
             guard ok || (outcome.curlCode == 22 && outcome.httpStatus >= 400) else { return nil }
             record.resumable = Self.discovered(outcome)
+            if record.resumable == .tus, let max = outcome.tusMaxSize, let size = record.expected, size > max {
+                return fail(name: "Failed", message: "the server takes uploads of at most \(max) bytes (its Tus-Max-Size); this file is \(size) bytes",
+                            resumable: false, now: now)
+            }
             let first = firstUploadPlan()
             uploadStep = first.upload
             return [.persist, .startTransfer(first)]

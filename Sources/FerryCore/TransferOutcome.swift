@@ -33,8 +33,10 @@ public struct TransferOutcome: Sendable, Equatable {
     /// A resumable upload's answers: the resource made (Location) and the bytes it has.
     public var location: String?
     public var uploadOffset: Int64?
-    /// An OPTIONS answer with Tus-Resumable: its Tus-Extension list ("" when none).
+    /// An OPTIONS answer with Tus-Version or Tus-Resumable: its Tus-Extension list ("" when
+    /// none), and its Tus-Max-Size.
     public var tusExtensions: String?
+    public var tusMaxSize: Int64?
     /// An OPTIONS answer's Accept-Patch (the IETF draft: application/partial-upload).
     public var acceptPatch: String?
     /// The IETF draft's Upload-Complete of the answer (nil: absent or not a boolean).

@@ -169,6 +169,27 @@ import Testing
         #expect(stored.contains(body))
     }
 }
+/// tus as the spec and its servers speak it (issue 41, item 1): aiohttp-tus (PyPI) answers
+/// OPTIONS with its tus headers only when the request says Tus-Resumable, and a conforming
+/// server need not put Tus-Resumable on its OPTIONS answer (Tus-Version is the one it must).
+/// Left automatic, an upload finds tus there; a file over its Tus-Max-Size is refused by name
+/// before a byte is sent.
+@Suite struct TusDiscoveryInteropTests {
+    @Test func aSpecConformingTusServerIsFoundOut() throws {
+        let h = try Harness()
+        let port = try Harness.freePort()
+        let files = h.root + "/aiohttp-tus"
+        _ = try h.spawnWaitable("/usr/bin/env", ["python3", Harness.packageRoot + "/Tests/Support/aiohttp-tus-server.py", String(port), files],
+                                errors: h.root + "/aiohttp-tus.err")
+        try h.eventually("aiohttp-tus listening (pip install aiohttp-tus: scripts/install-deps --test)") { Harness.canConnect(port) }
+        try h.startAgent()
+        let body = try h.makeFile("doc.bin", size: 3_000_000)
+        let r = try h.ferry("upload", h.www + "/doc.bin", "http://127.0.0.1:\(port)/uploads", "--method", "POST", "--tries", "3", "--wait")
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr) \((try? String(contentsOfFile: h.root + "/aiohttp-tus.err", encoding: .utf8)) ?? "")")
+        #expect(FileManager.default.contents(atPath: files + "/doc.bin") == body, "\((try? FileManager.default.contentsOfDirectory(atPath: files)) ?? [])")
+    }
+}
+
 
 /// The same from inside a sandbox (bubblewrap's fake Flatpak): the app hands over a descriptor,
 /// the agent uploads its own copy with the IETF draft, the connection drops, and the rest goes

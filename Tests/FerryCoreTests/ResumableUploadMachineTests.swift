@@ -134,4 +134,20 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
         let send = plans(m.ended(answer(201, location: "/tus/files/1"))).first
         #expect(send?.headers["Content-Type"] == "application/offset+octet-stream")
     }
+
+    /// Discovery says Tus-Resumable (some servers answer with their tus headers only then); a
+    /// file over the server's Tus-Max-Size is refused by name before a byte is sent.
+    @Test func discoveryAsksAsTusAndHonoursTusMaxSize() {
+        var m = upload(nil, method: "POST")
+        let first = plans(m.start(partialBytes: 0, now: 1))
+        #expect(first.first?.upload == .discover && first.first?.headers["Tus-Resumable"] == "1.0.0")
+        var answer = answer(204, tus: "creation")
+        answer.tusMaxSize = 999
+        #expect(plans(m.ended(answer)).isEmpty)
+        #expect(m.record.state == .failed && (m.record.error ?? "").contains("Tus-Max-Size"), "\(m.record.error ?? "")")
+        var roomy = upload(nil, method: "POST")
+        _ = roomy.start(partialBytes: 0, now: 1)
+        answer.tusMaxSize = 1_000
+        #expect(plans(roomy.ended(answer)).first?.upload == .create(length: 1_000, method: "POST"))
+    }
 }
