@@ -66,8 +66,12 @@ struct Config: ParsableCommand {
             ferry config set download-folder ~/Videos
             """)
         @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
-        @Argument(help: "The new value.") var value: String
-        func run() throws { try Config.withStore { try $0.set(key, value) } }
+        /// One value, which may begin with '-' (-4 is a value to refuse by its range, not an option).
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values: [String] = []
+        func validate() throws {
+            guard values.count == 1 else { throw ValidationError("give one value for \(key) (got \(values.count))") }
+        }
+        func run() throws { try Config.withStore { try $0.set(key, values[0]) } }
     }
 
     struct Reset: ParsableCommand {

@@ -69,4 +69,21 @@ import Testing
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("ready on the session bus")
         }
     }
+
+    /// A download that fails for good is a warning naming the task and why (what
+    /// `journalctl --user -u ferryd -p warning` shows); an attempt retried stays at info.
+    @Test func aPermanentFailureIsAWarning() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        try h.makeFile("there.bin", size: 100)
+        let gone = try h.ferry("download", h.faultURL("missing.bin"), "--wait")
+        #expect(gone.status == 1)
+        let retried = try h.ferry("download", h.faultURL("there.bin", "status=503&times=1"), "--wait")
+        #expect(retried.status == 0, "\(retried.stderr)")
+        let warnings = h.agentLog.split(separator: "\n").filter { $0.contains(" warning ferryd:") }
+        #expect(warnings.contains { $0.contains("task 1 failed:") && $0.contains("404") && $0.contains("missing.bin") }, "\(warnings)")
+        #expect(!warnings.contains { $0.contains("task 2") }, "\(warnings)")   // its 503 was retried: info only
+        #expect(h.agentLog.contains("task 2: attempt ended: curl 22 HTTP 503"))
+    }
 }

@@ -87,6 +87,12 @@ import Testing
         let zero = try h.run(Harness.ferry, ["config", "set", "max-transfers", "0"])
         #expect(zero.status == 2)
         #expect(zero.stderr == "ferry: max-transfers 0: must be a whole number from 1 to 1000\n")
+        // A value may begin with '-': refused by its range like any other, not taken for an option.
+        let negative = try h.run(Harness.ferry, ["config", "set", "max-transfers", "-4"])
+        #expect(negative.status == 2 && negative.stderr == "ferry: max-transfers -4: must be a whole number from 1 to 1000\n", "\(negative.stderr)")
+        let limit = try h.run(Harness.ferry, ["config", "set", "download-limit", "-1"])
+        #expect(limit.status == 2 && limit.stderr.contains("download-limit -1:"), "\(limit.stderr)")
+        #expect(try h.run(Harness.ferry, ["config", "set", "max-transfers"]).status == 64)   // no value: a usage error
         let word = try h.run(Harness.ferry, ["config", "set", "popups", "maybe"])
         #expect(word.status == 2 && word.stderr.contains("popups maybe: must be true or false"))
         let unknown = try h.run(Harness.ferry, ["config", "get", "speed"])

@@ -152,12 +152,20 @@ extension AgentCore {
             wake(.schedule)
             return
         }
-        _ = try? withMachine(id, ledger) { m, now in
+        let ended = try? withMachine(id, ledger) { m, now in
             _ = m.progressed(received: received, now: now)
             return m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,
                                    networkAvailable: reachable, canChallenge: canChallenge, spaceRecheck: recheck)
         }
+        logIfFailed(ended)
         wake(.schedule)
+    }
+
+    /// A task that failed for good is worth a warning (`journalctl -p warning` shows it), naming
+    /// the task and why; an attempt that will be retried stays at info.
+    private mutating func logIfFailed(_ r: TaskRecord?) {
+        guard let r, r.state == .failed else { return }
+        log(.warning, "task \(r.id) failed: \(r.error ?? "no reason given") (\(Self.displayName(r)))")
     }
 
     /// ENOSPC waits for space; anything else fails clearly.
@@ -165,9 +173,9 @@ extension AgentCore {
         guard let r = tasks.detach(id) else { return }
         turnStart?.detached.insert(id)
         let backoff = settings.backoff, deadline = deadline(r), random = random(id), recheck = settings.spaceRecheck
-        _ = try? withMachine(id, ledger) { m, now in
+        logIfFailed(try? withMachine(id, ledger) { m, now in
             m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random, spaceRecheck: recheck)
-        }
+        })
         wake(.schedule)
     }
 
