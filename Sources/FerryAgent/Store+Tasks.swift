@@ -38,7 +38,7 @@ extension Store {
             INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
                 directory, output, file, suggested_name, sha256, description, headers, error, error_name,
                 attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline,
-                reply_file, reply_status, reply_cut, resumable, upload_url, reply_headers, id)
+                reply_file, reply_status, reply_cut, resumable, upload_url, reply_headers, keeps_encoding, id)
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
             """
     }
@@ -69,7 +69,8 @@ extension Store {
                     last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
                     headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
                     kind=?, method=?, upload_file=?, priority=?, max_rate=?, max_attempts=?, deadline=?,
-                    reply_file=?, reply_status=?, reply_cut=?, resumable=?, upload_url=?, reply_headers=?
+                    reply_file=?, reply_status=?, reply_cut=?, resumable=?, upload_url=?, reply_headers=?,
+                    keeps_encoding=?
                 WHERE id = ?
                 """)
             try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
@@ -258,7 +259,7 @@ extension Store {
         id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
         file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
         updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, reply_file, reply_status, reply_cut,
-        resumable, upload_url, reply_headers
+        resumable, upload_url, reply_headers, keeps_encoding
         """
 
     /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.

@@ -264,5 +264,8 @@ final class Store {
         ("v10: an upload's reply headers", """
                 ALTER TABLE tasks ADD COLUMN reply_headers TEXT;
                 """),
+        ("v11: a download kept as the server encoded it", """
+                ALTER TABLE tasks ADD COLUMN keeps_encoding INTEGER NOT NULL DEFAULT 0;
+                """),
     ]
 }

@@ -31,6 +31,7 @@ enum TaskColumns {
         r.resumable = row.optionalText(33).flatMap(ResumableProtocol.init(rawValue:))
         r.uploadURL = row.optionalText(34)
         r.replyHeaders = row.optionalText(35).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+        r.keepsEncoding = row.int(36) != 0
         return r
     }
 
@@ -50,7 +51,7 @@ enum TaskColumns {
     }
 
     /// How many parameters `bind` takes with every key.
-    static let count = 36
+    static let count = 37
 
     private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
         if keys == .all { b.add(r.session) }
@@ -64,6 +65,7 @@ enum TaskColumns {
         b.add(r.priority); b.add(r.maxRate); b.add(r.maxAttempts.map { Int64($0) }); b.add(r.deadline)
         b.add(r.replyFile); b.add(r.replyStatus.map { Int64($0) }); b.add(Int64(r.replyCut ? 1 : 0))
         b.add(r.resumable?.rawValue); b.add(r.uploadURL); b.add(r.replyHeaders.map(Store.headersJSON))
+        b.add(Int64(r.keepsEncoding ? 1 : 0))
         b.add(r.id)
     }
 }

@@ -48,6 +48,9 @@ extension Transfer {
         if plan.offset > 0 {
             ferry_easy_setopt_str(easy, CURLOPT_RANGE, "\(plan.offset)-")
         }
+        // Asks for the file as it is (lengths known, ranges in its bytes); what a server
+        // encodes anyway curl decodes (any coding it has), unless the core keeps the bytes.
+        if plan.decodesContent { ferry_easy_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "identity") }
         // Checked again here: a task stored by an older agent may carry what is refused now.
         var headers = plan.headers.filter { HeaderField.isValidName($0.key) && HeaderField.isValidValue($0.value) }
             .map { "\($0.key): \($0.value)" }

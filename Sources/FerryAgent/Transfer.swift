@@ -185,7 +185,8 @@ final class Transfer {
             announcedLength = length >= 0 ? length : nil
         }
         head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
-                            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"))
+                            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
+                            contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"))
     }
 
     /// Carries out the core's decision on the body: append to the bytes on disk, or start the

@@ -11,6 +11,8 @@ public struct TaskMachine: Sendable {
     var requestedOffset: Int64 = 0
     /// The request of a resumable upload now under way.
     var uploadStep: UploadStep?
+    /// The running attempt lets curl decode a content-encoded answer.
+    var decodesContent = false
 
     public init(_ record: TaskRecord) {
         self.record = record
@@ -29,6 +31,8 @@ public struct TaskMachine: Sendable {
         public var cookieJar: String? = nil
         /// A request of a resumable upload (nil: a plain download or upload).
         public var upload: UploadStep? = nil
+        /// curl decodes a content-encoded answer (see ContentCoding); off: the bytes as sent.
+        public var decodesContent = false
     }
 
     public enum Action: Sendable, Equatable {
@@ -119,7 +123,8 @@ public struct TaskMachine: Sendable {
         move(to: .running, now: now)
         var plan = TransferPlan(url: record.url, offset: offset,
                                 ifRange: offset > 0 ? record.resumeValidator : nil, headers: record.headers)
-        if record.kind == .upload { plan = firstUploadPlan() }
+        if record.kind == .upload { plan = firstUploadPlan() } else { plan.decodesContent = ContentCoding.decodes(record) }
+        decodesContent = plan.decodesContent
         uploadStep = plan.upload
         actions.append(.persist)
         actions.append(.startTransfer(plan))
@@ -138,8 +143,15 @@ public struct TaskMachine: Sendable {
 
     /// Response headers of the final response (after redirects) and the decision for its body.
     public mutating func responseBegan(status: Int, contentRangeStart: Int64?, totalLength: Int64?,
-                                       etag: String?, lastModified: String?, suggestedName: String?) -> (BodyDecision, [Action]) {
+                                       etag: String?, lastModified: String?, suggestedName: String?,
+                                       contentEncoding: String? = nil, contentType: String? = nil) -> (BodyDecision, [Action]) {
         var actions: [Action] = []
+        let decoded = decodesContent && ContentCoding.isEncoded(contentEncoding)
+        if decoded, ContentCoding.isLabelledFile(contentType: contentType, name: suggestedName) {
+            // A compressed file the server labels as encoded: fetch it again, byte for byte.
+            record.keepsEncoding = true
+            return (.reject("the server labels a compressed file as content-encoded: fetching it again as sent"), [])
+        }
         let decision = Self.bodyDecision(status: status, contentRangeStart: contentRangeStart, requestedOffset: requestedOffset)
         if case .reject = decision { return (decision, []) }
         if decision == .append {
@@ -155,6 +167,13 @@ public struct TaskMachine: Sendable {
         }
         if let totalLength { record.expected = totalLength }
         if let suggestedName { record.suggestedName = suggestedName }
+        if decoded {
+            // Decoded bytes: their count is not the encoded length, and a Range would count
+            // encoded bytes. Such a download starts again from zero if it is interrupted.
+            record.expected = nil
+            record.etag = nil
+            record.lastModified = nil
+        }
         actions.append(.persist)
         return (decision, actions)
     }

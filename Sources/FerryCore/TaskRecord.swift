@@ -62,6 +62,9 @@ public struct TaskRecord: Sendable, Equatable {
     /// it (recorded before any body byte is sent: an interrupted upload asks it for its offset).
     public var resumable: ResumableProtocol?
     public var uploadURL: String?
+    /// A download whose server labels a compressed file as content-encoded: saved as sent
+    /// (see ContentCoding), learnt from a response and kept for later attempts.
+    public var keepsEncoding = false
 
     public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
                 reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,

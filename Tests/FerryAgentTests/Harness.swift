@@ -453,6 +453,9 @@ final class Harness: @unchecked Sendable {
                 \(listen)
                 root \(www);
                 location /slow/ { limit_rate 20k; }   # a slow transfer, 20 kB/s
+                # Files labelled as gzip-encoded (Apache's AddEncoding does it to .gz files).
+                location /labelled/ { add_header Content-Encoding gzip; }
+                location /typed/ { types { } default_type application/gzip; add_header Content-Encoding gzip; }
             }
         }
         """.write(toFile: conf, atomically: true, encoding: .utf8)

@@ -12,13 +12,13 @@ private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, 
         var m = machine()
         let actions = m.start(partialBytes: 0, now: 1)
         #expect(m.record.state == .running)
-        #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 0, ifRange: nil, headers: [:]))))
+        #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 0, ifRange: nil, headers: [:], decodesContent: true))))
     }
 
     @Test func startWithValidatedPartialResumesWithIfRange() {
         var m = machine(etag: "\"abc\"")
         let actions = m.start(partialBytes: 500, now: 1)
-        #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 500, ifRange: "\"abc\"", headers: [:]))))
+        #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 500, ifRange: "\"abc\"", headers: [:], decodesContent: true))))
         #expect(!actions.contains(.discardPartial))
     }
 
@@ -26,7 +26,7 @@ private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, 
         var m = machine()
         let actions = m.start(partialBytes: 500, now: 1)
         #expect(actions.first == .discardPartial)
-        #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 0, ifRange: nil, headers: [:]))))
+        #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 0, ifRange: nil, headers: [:], decodesContent: true))))
     }
 
     @Test func weakETagFallsBackToLastModified() {

@@ -112,7 +112,8 @@ extension AgentCore {
         _ = try? withMachine(id, ledger) { m, _ in
             let (body, actions) = m.responseBegan(status: head.status, contentRangeStart: head.contentRangeStart,
                                                   totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
-                                                  suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName))
+                                                  suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName),
+                                                  contentEncoding: head.contentEncoding, contentType: head.contentType)
             decision = body
             return actions
         }

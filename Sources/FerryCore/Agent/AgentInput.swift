@@ -107,9 +107,13 @@ public struct ResponseHead: Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var contentDisposition: String?
+    public var contentEncoding: String?
+    public var contentType: String?
     public init(status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
-                lastModified: String? = nil, contentDisposition: String? = nil) {
+                lastModified: String? = nil, contentDisposition: String? = nil,
+                contentEncoding: String? = nil, contentType: String? = nil) {
         self.status = status; self.contentRangeStart = contentRangeStart; self.totalLength = totalLength
         self.etag = etag; self.lastModified = lastModified; self.contentDisposition = contentDisposition
+        self.contentEncoding = contentEncoding; self.contentType = contentType
     }
 }

@@ -1,0 +1,51 @@
+/// What a download saves of a response the server sent content-encoded (gzip, deflate, br,
+/// zstd): the decoded document, as browsers and NSURLSession download tasks save it — unless
+/// the file is itself a compressed file that the server labels so (Apache's `AddEncoding`
+/// on `.gz`, a `Content-Type: application/gzip`), which is kept byte for byte.
+///
+/// The agent asks for no encoding (`Accept-Encoding: identity`: lengths stay known and ranges
+/// mean bytes of the file), so this matters only for servers that encode anyway.
+public enum ContentCoding {
+    /// Name endings of files that are compressed as a whole.
+    static let compressedEndings = [".gz", ".tgz", ".taz", ".gzip", ".svgz", ".z", ".zz", ".br", ".zst", ".zstd", ".tzst"]
+    /// Media types of compressed files (a server that says both means the file).
+    static let compressedTypes: Set<String> = [
+        "application/gzip", "application/x-gzip", "application/x-gunzip", "application/gzipped",
+        "application/x-compress", "application/x-compressed", "application/zstd", "application/x-zstd",
+        "application/x-brotli", "application/x-tgz", "application/x-gtar",
+    ]
+
+    /// True when `name` (a file name or a URL's last segment) names a compressed file.
+    public static func namesCompressedFile(_ name: String?) -> Bool {
+        guard let name = name?.lowercased() else { return false }
+        return compressedEndings.contains { name.hasSuffix($0) }
+    }
+
+    /// True when a response's `Content-Encoding` asks for decoding (not absent, not identity).
+    public static func isEncoded(_ contentEncoding: String?) -> Bool {
+        guard let e = contentEncoding.map(trimmed)?.lowercased(), !e.isEmpty else { return false }
+        return e != "identity"
+    }
+
+    /// True when the response is a compressed file labelled as encoded: keep its bytes.
+    public static func isLabelledFile(contentType: String?, name: String?) -> Bool {
+        if namesCompressedFile(name) { return true }
+        guard let type = contentType?.split(separator: ";").first.map({ trimmed(String($0)).lowercased() }) else {
+            return false
+        }
+        return compressedTypes.contains(type)
+    }
+
+    /// Whether a request for `record` lets curl decode an encoded answer: not when the task
+    /// learnt its file is kept encoded, nor when its name says it is a compressed file.
+    public static func decodes(_ record: TaskRecord) -> Bool {
+        guard record.kind == .download, !record.keepsEncoding else { return false }
+        let name = record.output?.split(separator: "/").last.map(String.init)
+            ?? record.suggestedName ?? FileNaming.urlName(record.url)
+        return !namesCompressedFile(name)
+    }
+
+    private static func trimmed(_ s: String) -> String {
+        String(s.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
