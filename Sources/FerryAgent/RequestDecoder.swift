@@ -16,7 +16,8 @@ enum RequestDecoder {
     }
 
     /// A new download (its session, id and times are the core's to fill in).
-    static func download(url: String, _ o: TaskOptions) throws -> TaskRecord {
+    static func download(url typed: String, _ o: TaskOptions) throws -> TaskRecord {
+        let url = try IRI.uri(typed, hostToASCII: Hostname.ascii)
         let host = try DownloadURL.validate(url)
         var r = TaskRecord(session: "", url: url, host: host)
         if let dir = o.directory {
@@ -82,7 +83,8 @@ enum RequestDecoder {
     }
 
     /// An upload whose file is still to be given (a path, or the copy of a descriptor).
-    static func upload(url: String, _ o: TaskOptions) throws -> TaskRecord {
+    static func upload(url typed: String, _ o: TaskOptions) throws -> TaskRecord {
+        let url = try IRI.uri(typed, hostToASCII: Hostname.ascii)
         let host = try DownloadURL.validate(url)
         var r = TaskRecord(session: "", url: url, host: host)
         r.kind = .upload

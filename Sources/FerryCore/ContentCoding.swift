@@ -23,14 +23,14 @@ public enum ContentCoding {
 
     /// True when a response's `Content-Encoding` asks for decoding (not absent, not identity).
     public static func isEncoded(_ contentEncoding: String?) -> Bool {
-        guard let e = contentEncoding.map(trimmed)?.lowercased(), !e.isEmpty else { return false }
+        guard let e = contentEncoding?.trimmingSpaces.lowercased(), !e.isEmpty else { return false }
         return e != "identity"
     }
 
     /// True when the response is a compressed file labelled as encoded: keep its bytes.
     public static func isLabelledFile(contentType: String?, name: String?) -> Bool {
         if namesCompressedFile(name) { return true }
-        guard let type = contentType?.split(separator: ";").first.map({ trimmed(String($0)).lowercased() }) else {
+        guard let type = contentType?.split(separator: ";").first.map({ $0.trimmingSpaces.lowercased() }) else {
             return false
         }
         return compressedTypes.contains(type)
@@ -43,9 +43,5 @@ public enum ContentCoding {
         let name = record.output?.split(separator: "/").last.map(String.init)
             ?? record.suggestedName ?? FileNaming.urlName(record.url)
         return !namesCompressedFile(name)
-    }
-
-    private static func trimmed(_ s: String) -> String {
-        String(s.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -9,7 +9,13 @@ enum RowText {
         // An upload: the file sent (the agent's own copies, "….upload", carry no name of the user's).
         if t.kind == .upload, let sent = t.uploadFile, !sent.hasSuffix(".upload") { return (sent as NSString).lastPathComponent }
         let path = URL(string: t.url)?.lastPathComponent ?? ""
-        return path.isEmpty || path == "/" ? (URL(string: t.url)?.host ?? t.url) : path
+        return path.isEmpty || path == "/" ? host(t.url) : path
+    }
+
+    /// The URL's host in its own letters (an IDNA host decoded).
+    static func host(_ url: String) -> String {
+        guard let host = URL(string: url)?.host else { return url }
+        return Hostname.unicode(host) ?? host
     }
 
     static func bytes(_ n: Int64) -> String {
@@ -52,7 +58,7 @@ enum RowText {
         case .canceled: return "Canceled"
         default:
             if t.kind == .upload {   // "Sent 1.0 MB to example.org · today 14:03"
-                return "Sent \(bytes(t.received)) to \(URL(string: t.url)?.host ?? t.url) · " + when(t.updated)
+                return "Sent \(bytes(t.received)) to \(host(t.url)) · " + when(t.updated)
             }
             let folder = t.file.map { (($0 as NSString).deletingLastPathComponent as NSString).lastPathComponent } ?? ""
             return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")

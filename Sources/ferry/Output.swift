@@ -67,7 +67,7 @@ enum Output {
 
     /// One row; with a running task's speed (watch), its rate and time left after the figures.
     static func line(_ t: TaskInfo, speed: TransferSpeed? = nil) -> String {
-        let target = (t.kind == .upload ? "↑ " : "") + (t.file ?? t.url) + (t.app.isEmpty ? "" : "  [\(t.app)]")
+        let target = (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url)) + (t.app.isEmpty ? "" : "  [\(t.app)]")
         var figures = progress(t)
         if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
             figures += "  \(bytes(Int64(s)))/s"
@@ -85,7 +85,7 @@ enum Output {
 
     /// `relaunch`: what the agent says about relaunching the session's app (empty: nothing).
     static func detail(_ t: TaskInfo, relaunch: String = "") -> String {
-        var lines = ["Task \(t.id)", "  session:  \(t.session)" + (t.app.isEmpty ? "" : " (of \(t.app), sandboxed)"), "  url:      \(t.url)",
+        var lines = ["Task \(t.id)", "  session:  \(t.session)" + (t.app.isEmpty ? "" : " (of \(t.app), sandboxed)"), "  url:      \(Hostname.readableURL(t.url))",
                      "  state:    \(stateText(t))", "  progress: \(progress(t))"]
         if t.kind == .upload { lines.insert("  upload:   \(t.method) of \(t.uploadFile ?? "?")", at: 3) }
         else if t.method != "GET" { lines.insert("  method:   \(t.method)", at: 3) }
