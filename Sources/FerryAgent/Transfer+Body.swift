@@ -6,9 +6,10 @@ import Glibc
 /// asks for credentials after the body began, an authentication round): the file goes back
 /// and the counts with it.
 extension Transfer {
-    /// The body is the file from byte `start` on.
-    func sendBody(from start: Int64) {
+    /// The body is the file from byte `start` on (`count` bytes of it; nil: to its end).
+    func sendBody(from start: Int64, count: Int64? = nil) {
         lseek(fd, off_t(start), SEEK_SET)
+        sendEnd = count.map { start + $0 } ?? .max
         let me = Unmanaged.passUnretained(self).toOpaque()
         ferry_easy_set_read(easy, Transfer.readCallback, me)
         ferry_easy_set_seek(easy, Transfer.seekCallback, me)
@@ -29,8 +30,10 @@ extension Transfer {
     private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
         if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }   // CURL_READFUNC_PAUSE
+        let room = sendEnd - received   // `received` counts from the body's start offset
+        guard room > 0 else { return 0 }
         var n: Int
-        repeat { n = read(fd, data, length) } while n < 0 && errno == EINTR
+        repeat { n = read(fd, data, Int(min(Int64(length), room))) } while n < 0 && errno == EINTR
         guard n >= 0 else {
             writeErrno = errno
             return 0x1000_0000   // CURL_READFUNC_ABORT

@@ -5,7 +5,7 @@ import Glibc
 
 extension UploadStep {
     /// The byte a `send` starts at.
-    var sendOffset: Int64? { if case .send(let offset) = self { offset } else { nil } }
+    var sendOffset: Int64? { if case .send(let offset, _) = self { offset } else { nil } }
 }
 
 extension Transfer {
@@ -31,11 +31,12 @@ extension Transfer {
             if method != "POST" { ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, method) }
         case .askOffset:
             ferry_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
-        case .send(let offset):
+        case .send(let offset, let length):
             let size = Int64(lseek(fd, 0, SEEK_END))
-            sendBody(from: offset)
+            let count = max(0, min(length, size - offset))
+            sendBody(from: offset, count: count)
             ferry_easy_setopt_long(easy, CURLOPT_UPLOAD, 1)
-            ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(max(0, size - offset)))
+            ferry_easy_setopt_off(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(count))
             ferry_easy_setopt_str(easy, CURLOPT_CUSTOMREQUEST, "PATCH")
         }
     }

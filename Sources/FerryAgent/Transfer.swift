@@ -33,6 +33,8 @@ final class Transfer {
     private(set) var began = false
     /// Bytes of the entity on disk (offset + this attempt).
     var received: Int64
+    /// An upload body ends before this byte of the file (a bounded PATCH).
+    var sendEnd: Int64 = .max
     /// Curl moved bytes for this transfer since the agent last looked; `onTouched` tells the
     /// agent once per round, so a round looks at the transfers it moved, not at all 500.
     var touched = false

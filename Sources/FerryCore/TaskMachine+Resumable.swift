@@ -30,8 +30,8 @@ public enum UploadStep: Sendable, Equatable {
     case create(length: Int64, method: String)
     /// HEAD the upload resource: how many bytes the server has (Upload-Offset).
     case askOffset
-    /// PATCH the upload resource with the file from `offset`.
-    case send(offset: Int64)
+    /// PATCH the upload resource with `length` bytes of the file from `offset` (PatchSize).
+    case send(offset: Int64, length: Int64)
 }
 
 /// Resumable uploads: the task's running period is a chain of requests — make the resource
@@ -75,10 +75,10 @@ extension TaskMachine {
             if ietf { headers["Upload-Complete"] = "?0" } else { headers["Upload-Metadata"] = tusMetadata }
         case .askOffset:
             break
-        case .send(let offset):
+        case .send(let offset, let length):
             headers["Upload-Offset"] = String(offset)
             headers["Content-Type"] = ietf ? "application/partial-upload" : "application/offset+octet-stream"
-            if ietf { headers["Upload-Complete"] = "?1" }
+            if ietf { headers["Upload-Complete"] = offset + length >= (record.expected ?? 0) ? "?1" : "?0" }
         }
         if step == .discover {
             // Servers ignore it on OPTIONS, and some answer with their tus headers only when it is there.
@@ -137,12 +137,12 @@ extension TaskMachine {
                             resumable: false, now: now)
             }
             record.uploadURL = url.absoluteString
-            return next(.send(offset: 0))
+            return send(from: 0, now: now)
         case .askOffset:
             if outcome.httpStatus == 404 || outcome.httpStatus == 410 {   // gone (expired): make a new one
                 record.uploadURL = nil
                 if record.resumable == .upgrade { record.resumable = .ietf }
-                return next(.create(length: record.expected ?? 0, method: createMethod))
+                return next(.create(length: record.expected ?? 0, method: createMethod), now: now)
             }
             guard ok else { return nil }
             guard let offset = outcome.uploadOffset, offset >= 0, offset <= (record.expected ?? .max) else {
@@ -154,14 +154,25 @@ extension TaskMachine {
                 record.received = offset
                 return nil
             }
-            return next(.send(offset: offset))
-        case .send(let sent):
+            return send(from: offset, now: now)
+        case .send(let sent, let length):
             // 409: the server's offset is not ours; it says which (the draft requires it).
             if outcome.httpStatus == 409, let offset = outcome.uploadOffset, offset != sent, offset >= 0,
                offset <= (record.expected ?? .max) {
-                return next(.send(offset: offset))
+                return send(from: offset, now: now)
             }
-            return nil
+            // Too large for the server (or a proxy before it): smaller requests, from its offset.
+            if outcome.httpStatus == 413, patchSize.refused(length) { return next(.askOffset, now: now) }
+            guard ok else { return nil }
+            patchSize.took(length, micros: now - stepStartedAt)
+            let reached = outcome.uploadOffset ?? sent + length
+            if outcome.uploadOffset != nil { record.received = reached }   // what the server has
+            guard let size = record.expected, reached < size else { return nil }   // the last: the attempt's answer
+            guard reached > sent || length == 0 else {
+                return fail(name: "Failed", message: "the server took none of \(length) bytes sent at offset \(sent) (its Upload-Offset stayed \(reached))",
+                            resumable: false, now: now)
+            }
+            return send(from: reached, now: now)
         }
     }
 
@@ -177,12 +188,18 @@ extension TaskMachine {
 
     /// The next request, at once, in the same running period; the record (its upload URL, the
     /// offset) is stored first.
-    private mutating func next(_ step: UploadStep) -> [Action] {
-        if case .send(let offset) = step {
+    private mutating func next(_ step: UploadStep, now: Int64) -> [Action] {
+        if case .send(let offset, _) = step {
             record.received = offset
             lastProgressBytes = offset
         }
         uploadStep = step
+        stepStartedAt = now
         return [.persist, .startTransfer(plan(step))]
+    }
+
+    /// A PATCH of the file from `offset`, as large as PatchSize allows.
+    private mutating func send(from offset: Int64, now: Int64) -> [Action] {
+        next(.send(offset: offset, length: min(patchSize.current, max(0, (record.expected ?? .max) - offset))), now: now)
     }
 }

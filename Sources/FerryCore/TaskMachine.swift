@@ -11,6 +11,9 @@ public struct TaskMachine: Sendable {
     var requestedOffset: Int64 = 0
     /// The request of a resumable upload now under way.
     var uploadStep: UploadStep?
+    /// How much a resumable upload's next request sends, and when the running one began (µs).
+    var patchSize = PatchSize()
+    var stepStartedAt: Int64 = 0
     /// The running attempt lets curl decode a content-encoded answer.
     var decodesContent = false
 

@@ -505,6 +505,12 @@ final class Harness: @unchecked Sendable {
         var rangeStart: Int? { range.flatMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") } }
     }
 
+    /// Bounded PATCHes, each from where the one before ended (one cut short too): no byte
+    /// sent twice, none skipped.
+    static func eachFromTheLastEnd(_ patches: [Request]) -> Bool {
+        patches.first?.offset == 0 && zip(patches, patches.dropFirst()).allSatisfy { $1.offset == ($0.offset ?? 0) + ($0.received ?? 0) }
+    }
+
     func serverLog() throws -> [Request] {
         let (exe, args) = inNamespace("/usr/bin/curl", ["-sf", "http://127.0.0.1:\(faultPort)/_log"], server: true)
         let r = try run(exe, args)

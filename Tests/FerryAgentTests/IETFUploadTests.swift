@@ -29,7 +29,7 @@ import Testing
         let creations = log.filter { $0.path == "/ietf/" }
         #expect(creations.map(\.method) == ["PUT"] && creations.first?.received == 0, "\(creations)")   // the task's method, no body
         let patches = log.filter { $0.method == "PATCH" }
-        #expect(patches.map(\.offset) == [0, 12_500_000, 25_000_000, 37_500_000], "\(patches)")
+        #expect(Harness.eachFromTheLastEnd(patches), "\(patches)")
         #expect(Self.received(log) == Self.size)   // nothing sent twice
         #expect(log.filter { $0.method == "HEAD" }.count == 3)
         #expect(log.filter { $0.method == "OPTIONS" }.isEmpty)   // forced: nothing asked
@@ -52,7 +52,7 @@ import Testing
         let log = try h.serverLog()
         #expect(log.filter { $0.method == "OPTIONS" }.count == 1)
         let patches = log.filter { $0.method == "PATCH" }
-        #expect(patches.count == 2 && (patches.last?.offset ?? 0) > 16_000_000, "\(patches)")
+        #expect(Harness.eachFromTheLastEnd(patches), "\(patches)")
         #expect(Self.received(log) == Self.size)
     }
 
@@ -69,7 +69,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: h.www + "/uploads/ietf-1")) == body)
         let log = try h.serverLog()
         #expect(log.filter { $0.path == "/ietf/" && $0.method == "POST" }.map(\.received) == [20_000_000], "\(log)")
-        #expect(log.filter { $0.method == "PATCH" }.map(\.offset) == [20_000_000])
+        #expect(log.filter { $0.method == "PATCH" }.first?.offset == 20_000_000, "\(log)")
         #expect(Self.received(log) == Self.size)
     }
 

@@ -60,7 +60,7 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
         #expect(actions.first == .persist)   // the URL is durable before the PATCH starts
         #expect(m.record.uploadURL == "http://h/uploads/abc")
         let send = plans(actions).first
-        #expect(send?.upload == .send(offset: 0))
+        #expect(send?.upload == .send(offset: 0, length: 1_000))
         #expect(send?.url == "http://h/uploads/abc")
         #expect(send?.headers["Content-Type"] == "application/partial-upload")
         #expect(send?.headers["Upload-Complete"] == "?1")
@@ -71,7 +71,7 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
         var m = upload(.ietf, uploadURL: "http://h/uploads/abc")
         #expect(plans(m.start(partialBytes: 0, now: 1)).first?.upload == .askOffset)
         let send = plans(m.ended(answer(204, offset: 600, complete: false)))
-        #expect(send.first?.upload == .send(offset: 600))
+        #expect(send.first?.upload == .send(offset: 600, length: 400))
         #expect(m.record.received == 600)
     }
 
@@ -79,7 +79,7 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
         var m = upload(.ietf, uploadURL: "http://h/uploads/abc")
         _ = m.start(partialBytes: 0, now: 1)
         _ = m.ended(answer(204, offset: 600, complete: false))
-        #expect(plans(m.ended(answer(409, offset: 700))).first?.upload == .send(offset: 700))
+        #expect(plans(m.ended(answer(409, offset: 700))).first?.upload == .send(offset: 700, length: 300))
     }
 
     @Test func aCompleteUploadWhoseAnswerWasLostIsDone() {
@@ -149,5 +149,51 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
         _ = roomy.start(partialBytes: 0, now: 1)
         answer.tusMaxSize = 1_000
         #expect(plans(roomy.ended(answer)).first?.upload == .create(length: 1_000, method: "POST"))
+    }
+
+    /// A large file goes in bounded requests, growing while they are quick; each IETF append
+    /// but the last says Upload-Complete: ?0, and a server's offset leads the next.
+    @Test func aLargeFileGoesInBoundedRequests() {
+        let mib: Int64 = 1 << 20
+        var m = upload(.ietf)
+        m.record.expected = 40 * mib
+        _ = m.start(partialBytes: 0, now: 1)
+        var send = plans(m.transferEnded(answer(201, location: "/u/1"), backoff: backoff, resourceDeadline: nil, now: 10, random: 0)).first
+        #expect(send?.upload == .send(offset: 0, length: 4 * mib) && send?.headers["Upload-Complete"] == "?0")
+        // Quick (0.1 s): the next is twice as large.
+        send = plans(m.transferEnded(answer(204, offset: 4 * mib), backoff: backoff, resourceDeadline: nil, now: 100_010, random: 0)).first
+        #expect(send?.upload == .send(offset: 4 * mib, length: 8 * mib))
+        #expect(m.record.received == 4 * mib)
+        // Slow (3 s): it stays; a server that kept less than was sent leads.
+        send = plans(m.transferEnded(answer(204, offset: 11 * mib), backoff: backoff, resourceDeadline: nil, now: 3_100_010, random: 0)).first
+        #expect(send?.upload == .send(offset: 11 * mib, length: 8 * mib))
+        // The last request says so and its answer is the attempt's.
+        var at: Int64 = 3_100_010
+        while let next = send, case .send(let offset, let length) = next.upload, offset + length < 40 * mib {
+            at += 3_000_000
+            send = plans(m.transferEnded(answer(204, offset: offset + length), backoff: backoff, resourceDeadline: nil, now: at, random: 0)).first
+        }
+        #expect(send?.headers["Upload-Complete"] == "?1")
+        let done = m.transferEnded(answer(204, offset: 40 * mib), backoff: backoff, resourceDeadline: nil, now: at + 1, random: 0)
+        #expect(done.contains(.finalize) && plans(done).isEmpty)
+    }
+
+    /// 413: the same bytes again in smaller requests, from the offset the server says it has;
+    /// never larger again; at the smallest size, a failure naming the status.
+    @Test func tooLargeMakesTheRequestsSmaller() {
+        let mib: Int64 = 1 << 20
+        var m = upload(.tus, uploadURL: "http://h/tus/1")
+        m.record.expected = 12 * mib
+        _ = m.start(partialBytes: 0, now: 1)
+        var send = plans(m.ended(answer(200, offset: 0))).first
+        #expect(send?.upload == .send(offset: 0, length: 4 * mib))
+        #expect(plans(m.ended(answer(413))).first?.upload == .askOffset)
+        send = plans(m.ended(answer(200, offset: 0))).first
+        #expect(send?.upload == .send(offset: 0, length: 2 * mib))
+        send = plans(m.ended(answer(204, offset: 2 * mib))).first   // quick, but not past the ceiling
+        #expect(send?.upload == .send(offset: 2 * mib, length: 2 * mib))
+        var small = PatchSize()
+        while small.refused(small.current) {}
+        #expect(small.current == PatchSize.smallest)
     }
 }
