@@ -96,21 +96,26 @@ final class ProxyLookup {
 
     private func ask(_ url: String, _ done: @escaping (Answer) -> Void) {
         guard let resolver else { done(.curlDecides); return }
+        // The resolver's URIs, or why there are none; GNOME's credentials added for https.
+        let finish: ([String]?, String) -> Void = { answers, why in
+            guard let answers else { done(.failed("the desktop's proxy settings could not be read: \(why)")); return }
+            done(ProxyLookup.choose(answers.map { DesktopProxyCredentials.added(to: $0, for: url) }))
+        }
         g_proxy_resolver_lookup_async(resolver, url, nil, { source, result, data in
-            let done = Box<(Answer) -> Void>.take(data!)
+            let finish = Box<([String]?, String) -> Void>.take(data!)
             var error: UnsafeMutablePointer<GError>?
             guard let list = g_proxy_resolver_lookup_finish(OpaquePointer(source), result, &error) else {
                 let message = error.map { String(cString: $0.pointee.message) } ?? "no answer"
                 g_clear_error(&error)
-                done(.failed("the desktop's proxy settings could not be read: \(message)"))
+                finish(nil, message)
                 return
             }
             defer { g_strfreev(list) }
             var answers: [String] = []
             var i = 0
             while let p = list[i] { answers.append(String(cString: p)); i += 1 }
-            done(ProxyLookup.choose(answers))
-        }, Box.retained(done))
+            finish(answers, "")
+        }, Box.retained(finish))
     }
 
     /// The first answer curl can use (GIO lists them in the order to try).

@@ -23,19 +23,26 @@ import Testing
     }
 
     /// GNOME's proxy settings, as GSettings' keyfile backend keeps them for a test.
-    static func gnomeProxy(_ h: Harness, host: String, port: Int, socks: Bool = false) throws -> [String: String] {
+    /// `https`: the same proxy for https URLs too, and nothing goes direct; `credentials`: the
+    /// http proxy's (GNOME keeps no others).
+    static func gnomeProxy(_ h: Harness, host: String, port: Int, socks: Bool = false, https: Bool = false,
+                           credentials: (user: String, password: String)? = nil) throws -> [String: String] {
         let folder = h.root + "/home/.config/glib-2.0/settings"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let section = socks ? "socks" : "http"
+        let login = credentials.map {
+            "use-authentication=true\nauthentication-user='\($0.user)'\nauthentication-password='\($0.password)'\n"
+        } ?? ""
         try """
             [system/proxy]
             mode='manual'
-            ignore-hosts=['localhost', '127.0.0.0/8', '::1']
+            ignore-hosts=\(https ? "@as []" : "['localhost', '127.0.0.0/8', '::1']")
 
             [system/proxy/\(section)]
             host='\(host)'
             port=\(port)
-
+            \(login)
+            \(https ? "[system/proxy/https]\nhost='\(host)'\nport=\(port)\n" : "")
             """.write(toFile: folder + "/keyfile", atomically: true, encoding: .utf8)
         return ["GSETTINGS_BACKEND": "keyfile", "XDG_CURRENT_DESKTOP": "GNOME"]
     }
@@ -73,6 +80,22 @@ import Testing
         // 127.0.0.1 is in ignore-hosts: straight to nginx, the proxy never sees it.
         _ = try Self.download(h, "http://127.0.0.1:\(h.nginxPort)/direct.bin")
         #expect(try Self.asked(proxy.log) == ["\(Self.hiddenHost):80"])
+    }
+
+    /// GNOME keeps proxy credentials under its http proxy only, and its resolver hands an
+    /// https URL the https proxy bare: the same proxy gets the http proxy's credentials, as
+    /// GNOME's own apps do (before, every HTTPS download waited with reason proxy).
+    @Test func gnomesProxyCredentialsServeHTTPSThroughTheSameProxy() throws {
+        let h = try Harness()
+        let cert = try h.startNginx(tls: true)
+        let data = try h.makeFile("tls.bin", size: 100_000)
+        let proxy = try Self.startProxy(h, auth: "ferry:s3cret!")
+        let settings = try Self.gnomeProxy(h, host: "127.0.0.1", port: proxy.port, https: true, credentials: ("ferry", "s3cret!"))
+        try h.startAgent(["--ca-file", cert], environment: settings)
+        let file = try Self.download(h, "https://127.0.0.1:\(h.nginxPort)/tls.bin")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == data)
+        #expect(try Self.asked(proxy.log) == ["127.0.0.1:\(h.nginxPort)"])
+        #expect(!(try String(contentsOfFile: h.root + "/agent.log", encoding: .utf8)).contains("s3cret"))
     }
 
     @Test func socksFromGnomeSettingsResolvesThroughTheProxy() throws {
