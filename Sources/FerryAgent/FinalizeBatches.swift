@@ -70,6 +70,7 @@ final class FinalizeBatches: @unchecked Sendable {   // its lists are touched on
         } catch let f as Finalizer.Failure {
             switch f.name {
             case "NoSpace": return .noSpace(f.message)
+            case "FolderMissing": return .folderMissing(f.message)
             case "ChecksumMismatch": return .checksumMismatch(f.message)
             default: return .failed(name: f.name, message: f.message)
             }

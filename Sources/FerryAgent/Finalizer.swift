@@ -40,6 +40,9 @@ enum Finalizer {
             asked = r.directory ?? defaultDirectory
             name = FileNaming.suggestedFileName(contentDisposition: r.suggestedName, url: r.url)
         }
+        // The default folder (the user's Downloads, a download-folder setting) is made at first
+        // use, if its parent is there: a missing parent means a drive or share is not.
+        if !confined, r.output == nil, r.directory == nil { makeFolder(asked) }
         guard confined else { return try save(staging, r, into: asked, as: name, mode: mode) }
         let pinned: ConfinedFolder
         do { pinned = try ConfinedFolder(asked) } catch let e as FerryError { throw Failure(name: "InvalidDestination", message: e.message) }
@@ -55,7 +58,8 @@ enum Finalizer {
     private static func save(_ staging: String, _ r: TaskRecord, into directory: String, as name: String,
                              mode: mode_t) throws -> Saved {
         guard let folder = Paths.writableDirectory(directory) else {
-            throw Failure(name: "InvalidDestination", message: "destination folder \(directory) does not exist or is not writable")
+            let why = access(directory, F_OK) == 0 ? "is not writable" : "is missing (a drive pulled, a share down?)"
+            throw Failure(name: "FolderMissing", message: "destination folder \(directory) \(why); the finished bytes are kept until it is back")
         }
         let staged = syncFile(staging, mode: mode)
         CrashPoint.reached(.fileSynced)
@@ -104,6 +108,12 @@ enum Finalizer {
         fsync(fd)
         var st = stat()
         return fstat(fd, &st) == 0 ? st : nil
+    }
+
+    /// mkdir of `folder` (0700) when it is missing and its parent is there.
+    private static func makeFolder(_ folder: String) {
+        guard access(folder, F_OK) != 0, access(PathName.folder(of: folder), F_OK) == 0 else { return }
+        mkdir(folder, 0o700)
     }
 
     static func noSpace(_ directory: String) -> Failure {

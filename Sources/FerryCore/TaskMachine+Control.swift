@@ -21,7 +21,7 @@ extension TaskMachine {
 
     /// A scheduled retry is due: back into the queue.
     public mutating func retryDue(now: Int64) -> [Action] {
-        guard record.state == .waiting, [.retry, .space, .proxy, .scheduled].contains(record.reason) else { return [] }
+        guard record.state == .waiting, [.retry, .space, .proxy, .scheduled, .folder].contains(record.reason) else { return [] }
         move(to: .queued, now: now)
         return [.persist]
     }
@@ -126,7 +126,7 @@ extension TaskMachine {
             record.error = nil; record.errorName = nil; record.attempts = 0
             return discard + [.persist]
         case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network || record.reason == .proxy
-                            || record.reason == .scheduled:
+                            || record.reason == .scheduled || record.reason == .folder:
             // The user says "try now" (space was freed, the cable is back; start it now): no waiting for a timer.
             move(to: .queued, now: now)
             record.attempts = 0

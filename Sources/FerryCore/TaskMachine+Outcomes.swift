@@ -138,12 +138,19 @@ extension TaskMachine {
         return waitForSpace(message: message, recheck: recheck, now: now)
     }
 
+    /// The destination folder is gone or unwritable (a drive pulled, a share down): as for a
+    /// full disk, every byte stays in staging and the task waits for the folder.
+    public mutating func finalizeNeedsFolder(message: String, recheck: Int64 = 30_000_000, now: Int64) -> [Action] {
+        guard record.state == .running else { return [] }
+        return waitForSpace(message: message, recheck: recheck, now: now, reason: .folder)
+    }
+
     /// A full disk is no reason to give up a task or its bytes: wait, and look again after
     /// `recheck` µs, doubling up to ten times that (30 s … 5 min by default); `Resume` tries at once.
-    mutating func waitForSpace(message: String, recheck: Int64, now: Int64) -> [Action] {
+    mutating func waitForSpace(message: String, recheck: Int64, now: Int64, reason: WaitReason = .space) -> [Action] {
         record.attempts += 1
         let delay = min(recheck << Int64(min(record.attempts - 1, 8)), recheck * 10)
-        wait(.space, error: message, retryAt: now + delay, now: now)
-        return [.persist, .warnNoSpace, .scheduleRetry(atMicroseconds: now + delay)]
+        wait(reason, error: message, retryAt: now + delay, now: now)
+        return [.persist] + (reason == .space ? [.warnNoSpace] : []) + [.scheduleRetry(atMicroseconds: now + delay)]
     }
 }

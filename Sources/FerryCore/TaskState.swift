@@ -14,5 +14,6 @@ public enum WaitReason: String, Sendable, Codable {
     case space     // the disk is full; retried later
     case credentials   // the server wants authentication; the app was asked (a challenge event)
     case proxy     // the proxy for the URL refused or could not be reached; retried later
+    case folder    // the destination folder is gone (a drive pulled, a share down) or unwritable; the bytes are kept
     case scheduled // created with an earliest-begin time still to come (iOS's earliestBeginDate)
 }

@@ -41,6 +41,7 @@ enum RowText {
         switch t.reason {
         case .network?: return "Waiting for the network"
         case .space?: return "Waiting for disk space"
+        case .folder?: return "Waiting for its folder" + (t.error.map { ": " + $0 } ?? "")
         case .credentials?: return "Waiting for a password"
         case .proxy?: return "Waiting for the proxy" + (t.error.map { ": " + $0 } ?? "")
         case .scheduled?: return t.retryAt.map { "Starts at " + clock($0) } ?? "Scheduled"

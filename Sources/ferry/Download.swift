@@ -37,8 +37,10 @@ struct Download: ParsableCommand {
             let cwd = FileManager.default.currentDirectoryPath
             func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
             options.directory = dir.map(absolute)
-            if let folder = options.directory { try Self.create(folder) }
             options.output = output.map(absolute)
+            // An --output that names a folder saves inside it, under the server's name (as cp and mv do).
+            if let out = options.output, Self.isFolder(out) { (options.directory, options.output) = (out, nil) }
+            if let folder = options.directory { try Self.create(folder) }
             options.sha256 = sha256
             let id = try agent.createTask(session: task.session, printID: !task.json) { try $0.createDownload(session: $1, url: url, options) }
             try task.follow(id, agent: agent)
@@ -47,16 +49,21 @@ struct Download: ParsableCommand {
 
     /// A --dir that does not exist yet is made (0700, with its missing parents), as
     /// `curl --create-dirs` and wget do; one that exists keeps its mode.
+    /// A refusal names the folder and says why as strerror does (exit 2, as the agent's refusals).
     static func create(_ folder: String) throws {
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) { return }
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {   // a rejected request, as the agent's refusals are: exit 2
-            Output.error("cannot create the folder \(folder): \(error.localizedDescription)")
+        var path = ""
+        for part in folder.split(separator: "/") {
+            path += "/" + part
+            if mkdir(path, 0o700) == 0 || errno == EEXIST && isFolder(path) { continue }
+            let why = errno == EEXIST ? "it is not a folder" : String(cString: strerror(errno))
+            Output.error("cannot create the folder \(folder): \(path == folder ? "" : path + ": ")\(why)")
             throw ExitCode(2)
         }
+    }
+
+    static func isFolder(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Follows one task until it ends, woken by the agent's TaskChanged signal (and, on a

@@ -36,5 +36,19 @@ final class SmallDisk {
         }
     }
 
+    /// Gone, as a USB stick pulled out: its folder is an empty mount point again.
+    func pull() throws {
+        guard umount2(path, Int32(MNT_DETACH)) == 0 else {
+            throw FerryError(.failed, "cannot unmount \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Back, empty (a fresh tmpfs where the stick was).
+    func plugIn(kilobytes: Int) throws {
+        guard mount("tmpfs", path, "tmpfs", 0, "size=\(kilobytes)k,mode=0700") == 0 else {
+            throw FerryError(.failed, "cannot mount a tmpfs at \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
     deinit { umount2(path, Int32(MNT_DETACH)) }
 }

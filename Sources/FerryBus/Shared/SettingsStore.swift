@@ -156,6 +156,16 @@ public final class SettingsStore {
         if key == "download-folder", !text.isEmpty, !text.hasPrefix("/") {
             throw FerryError(.invalidArgument, "\(key) \(text): must be an absolute path, or empty for the XDG download folder")
         }
+        // The same rule as the agent's when it saves there: the folder, or its parent (the
+        // folder is made at first use); nothing deeper, which would mean a drive not there.
+        if key == "download-folder", !text.isEmpty {
+            func isFolder(_ p: String) -> Bool { g_file_test(p, G_FILE_TEST_IS_DIR) != 0 }
+            if g_file_test(text, G_FILE_TEST_EXISTS) != 0 {
+                guard isFolder(text) else { throw FerryError(.invalidArgument, "\(key) \(text): not a folder") }
+            } else if !isFolder(PathName.folder(of: text)) {
+                throw FerryError(.invalidArgument, "\(key) \(text): neither it nor the folder it would be made in exists")
+            }
+        }
         guard g_settings_set_value(settings, key, value) != 0 else {
             throw FerryError(.failed, "\(key) cannot be changed here (the settings are read-only)")
         }

@@ -15,17 +15,16 @@ public enum XDG {
         return base + "/ferry"
     }
 
-    /// The user's folder of a kind (xdg-user-dirs, read afresh), else ~/`fallback`, created
-    /// 0700 when missing, else the home folder. A user dir set to the home folder itself
-    /// (xdg-user-dirs' way of saying "none") counts as unset.
+    /// The user's folder of a kind (xdg-user-dirs, read afresh), else ~/`fallback`. Never made
+    /// here: only the folder a download is saved into is made, when it is (Finalizer). A user
+    /// dir set to the home folder itself (xdg-user-dirs' way of saying "none") counts as unset.
     public static func userDirectory(_ kind: GUserDirectory, fallback: String) -> String {
         g_reload_user_special_dirs_cache()
         if let p = g_get_user_special_dir(kind) {
             let dir = String(cString: p)
             if dir != home { return dir }
         }
-        let path = home + "/" + fallback
-        return g_mkdir_with_parents(path, 0o700) == 0 ? path : home
+        return home + "/" + fallback
     }
 
     public static var downloadDirectory: String { userDirectory(G_USER_DIRECTORY_DOWNLOAD, fallback: "Downloads") }

@@ -203,6 +203,8 @@ extension AgentCore {
                 return m.finalized(file: path, now: now)
             case .noSpace(let message):
                 return m.finalizeNeedsSpace(message: message, recheck: recheck, now: now)
+            case .folderMissing(let message):
+                return m.finalizeNeedsFolder(message: message, recheck: recheck, now: now)
             case .checksumMismatch(let message):
                 let kept = message + "; the bytes are kept apart in \(quarantine) (never delivered)"
                 return m.checksumMismatched(message: kept, now: now)
@@ -219,6 +221,7 @@ extension AgentCore {
             if !own.isEmpty { out.append(.removeFiles(own, confined: false)) }
             if !inDestination.isEmpty { out.append(.removeFiles(inDestination, confined: !config(record?.session ?? "").app.isEmpty)) }
         case (.noSpace(let message), _): log(.warning, "task \(id): waiting for space: \(message)")
+        case (.folderMissing(let message), _): log(.warning, "task \(id): waiting for its folder: \(message)")
         case (.checksumMismatch(let message), _), (.failed(_, let message), _): log(.warning, "task \(id): failed: \(message)")
         default: break
         }

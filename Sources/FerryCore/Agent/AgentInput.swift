@@ -65,6 +65,8 @@ public enum FinalizeResult: Sendable, Equatable {
     /// In place at `path`; `cleanup` names go once the completion is committed.
     case saved(path: String, cleanup: [String])
     case noSpace(String)
+    /// The destination folder is missing or unwritable: the bytes stay, the task waits for it.
+    case folderMissing(String)
     case checksumMismatch(String)
     case failed(name: String, message: String)
 }
