@@ -23,6 +23,7 @@ public final class Agent {
     let notifier: Notifier
     let keyring: Keyring
     let network = NetworkWatch()
+    let mounts = MountWatch()
     /// Signs resume data handed out and checks what comes back.
     let resumeSeal: ResumeSeal
     private let wakes = Wakes()
@@ -93,6 +94,7 @@ public final class Agent {
         state.urlCredentials = leaked ?? []
         notifier.onActivated = { [weak self] in self?.feed(.popupActivated(appSession: $0)) }
         network.onChange = { [weak self] state in self?.transfers.networkChanged(); self?.feed(.networkChanged(state)) }
+        mounts.onChange = { [weak self] in self?.feed(.mountsChanged) }
         if state.urlCredentials.isEmpty { feed(.started(state)) } else { try store.scrubbing { feed(.started(state)) } }
         if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }   // after the turn's commit: once
     }

@@ -176,6 +176,13 @@ extension Store {
         }
     }
 
+    func waiting(for reason: WaitReason) throws -> [TaskRecord] {
+        try read { db in
+            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = ? ORDER BY id"),
+                             [reason.rawValue])
+        }
+    }
+
     func earliestRetry(after: Int64) throws -> Int64? {
         try read { db in
             try db.cached("SELECT MIN(retry_at) FROM tasks WHERE state = 'waiting' AND retry_at > ?").integer([after])

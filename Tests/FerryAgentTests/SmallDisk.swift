@@ -36,15 +36,17 @@ final class SmallDisk {
         }
     }
 
-    /// Gone, as a USB stick pulled out: its folder is an empty mount point again.
+    /// Gone, as a USB stick pulled out: unmounted, and its mount point removed (as udisks
+    /// removes /media/USER/LABEL).
     func pull() throws {
-        guard umount2(path, Int32(MNT_DETACH)) == 0 else {
+        guard umount2(path, Int32(MNT_DETACH)) == 0, rmdir(path) == 0 else {
             throw FerryError(.failed, "cannot unmount \(path): \(String(cString: strerror(errno)))")
         }
     }
 
     /// Back, empty (a fresh tmpfs where the stick was).
     func plugIn(kilobytes: Int) throws {
+        mkdir(path, 0o700)
         guard mount("tmpfs", path, "tmpfs", 0, "size=\(kilobytes)k,mode=0700") == 0 else {
             throw FerryError(.failed, "cannot mount a tmpfs at \(path): \(String(cString: strerror(errno)))")
         }

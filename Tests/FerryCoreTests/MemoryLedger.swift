@@ -39,6 +39,9 @@ final class MemoryLedger: AgentLedger {
         return out
     }
     func waitingForNetwork() throws -> [TaskRecord] { tasks.values.filter { $0.state == .waiting && $0.reason == .network }.sorted { $0.id < $1.id } }
+    func waiting(for reason: WaitReason) throws -> [TaskRecord] {
+        tasks.values.filter { $0.state == .waiting && $0.reason == reason }.sorted { $0.id < $1.id }
+    }
     func earliestRetry(after: Int64) throws -> Int64? {
         tasks.values.filter { $0.state == .waiting }.compactMap(\.retryAt).filter { $0 > after }.min()
     }

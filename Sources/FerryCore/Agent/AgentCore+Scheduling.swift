@@ -55,6 +55,13 @@ extension AgentCore {
         wake(.schedule)
     }
 
+    /// A drive or share came (or went): the tasks waiting for their folder look again at once.
+    mutating func mountsChanged(_ ledger: AgentLedger) {
+        let waiting = (try? ledger.waiting(for: .folder)) ?? []
+        for r in waiting { _ = try? withMachine(r.id, ledger) { m, now in m.retryDue(now: now) } }
+        if !waiting.isEmpty { wake(.schedule) }
+    }
+
     /// Any change (a route, an interface, a LAN) may make a waiting task's server reachable:
     /// they all try again at once, from their partial bytes. When the network comes or goes,
     /// running transfers restart too, on new connections (the old ones may lead nowhere).

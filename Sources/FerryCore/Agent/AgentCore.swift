@@ -81,6 +81,7 @@ public struct AgentCore: Sendable {
         case .finalized(let id, let result): finalized(id, result, ledger)
         case .wake(let wake): woke(wake, ledger)
         case .networkChanged(let state): networkChanged(state, ledger)
+        case .mountsChanged: mountsChanged(ledger)
         case .peerLeft(let peer): peerLeft(peer)
         case .appLaunched(let session, let pid): appLaunched(session, pid: pid)
         case .appLaunchFailed(let session, let message): appLaunchFailed(session, message)

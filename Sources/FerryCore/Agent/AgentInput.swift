@@ -16,6 +16,8 @@ public enum AgentInput: Sendable {
     /// Something the core asked to be woken for (`AgentEffect.wake`).
     case wake(AgentWake)
     case networkChanged(NetworkState)
+    /// A file system was mounted or unmounted (a drive plugged in, a share back).
+    case mountsChanged
     /// A bus peer left (exited, crashed, closed its connection).
     case peerLeft(String)
     case appLaunched(session: String, pid: Int32)

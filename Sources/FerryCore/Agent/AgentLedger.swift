@@ -12,6 +12,8 @@ public protocol AgentLedger {
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord]
     func waitingForNetwork() throws -> [TaskRecord]
+    /// Tasks waiting for this reason, by ascending id.
+    func waiting(for reason: WaitReason) throws -> [TaskRecord]
     /// The earliest retry time of a waiting task later than `after`.
     func earliestRetry(after: Int64) throws -> Int64?
     func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord]
