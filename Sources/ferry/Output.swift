@@ -51,7 +51,12 @@ enum Output {
         print(String(decoding: data, as: UTF8.self))
     }
 
-    static func bytes(_ n: Int64) -> String { ByteSize.text(n) }
+    /// GLib's size with its no-break space, a plain one when the output is not a terminal
+    /// (scripts split on spaces).
+    static func bytes(_ n: Int64) -> String {
+        let text = ByteSize.text(n)
+        return stdoutIsTerminal ? text : text.replacingOccurrences(of: "\u{00A0}", with: " ")
+    }
 
     static func progress(_ t: TaskInfo) -> String {
         if let e = t.expected, e > 0 {
@@ -66,14 +71,30 @@ enum Output {
     }
 
     /// One row; with a running task's speed (watch), its rate and time left after the figures.
+    /// A failed task says why after its name; on a terminal the last column is cut (in its
+    /// middle) to the terminal's width.
     static func line(_ t: TaskInfo, speed: TransferSpeed? = nil) -> String {
-        let target = (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url)) + (t.app.isEmpty ? "" : "  [\(t.app)]")
+        var target = (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url)) + (t.app.isEmpty ? "" : "  [\(t.app)]")
+        if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + why }
         var figures = progress(t)
         if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
             figures += "  \(bytes(Int64(s)))/s"
             if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { figures += ", \(TransferSpeed.duration(left)) left" }
         }
-        return "\(pad(String(t.id), 6)) \(pad(stateText(t), 17)) \(pad(figures, 24)) \(target)"
+        let row = "\(pad(String(t.id), 6)) \(pad(stateText(t), stateWidth)) \(pad(figures, 24)) "
+        guard let columns = terminalColumns, columns - row.count >= 12, target.count > columns - row.count else { return row + target }
+        let room = columns - row.count - 1, head = room / 2
+        return row + target.prefix(head) + "…" + target.suffix(room - head)
+    }
+
+    /// The longest state: "waiting (credentials)".
+    private static let stateWidth = 21
+
+    /// The terminal's width when stdout is one.
+    static var terminalColumns: Int? {
+        var size = winsize()
+        guard stdoutIsTerminal, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
     }
 
     /// Padded to a column's width; never cut (String.padding cuts what is longer).
@@ -81,7 +102,7 @@ enum Output {
         s.count >= width ? s : s.padding(toLength: width, withPad: " ", startingAt: 0)
     }
 
-    static let header = "ID     STATE             PROGRESS                 FILE/URL"
+    static let header = "ID     STATE                 PROGRESS                 FILE/URL"
 
     /// `relaunch`: what the agent says about relaunching the session's app (empty: nothing).
     static func detail(_ t: TaskInfo, relaunch: String = "") -> String {

@@ -84,4 +84,28 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: h.root + "/home/" + name), "\(name) made")
         }
     }
+
+    /// `ferry list` piped: every row's columns line up with the header (a scheduled task's
+    /// state fits), a failed task says why, sizes use plain spaces.
+    @Test func theListReadsWellWhenPiped() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.makeFile("done.bin", size: 20_000)
+        try h.startAgent()
+        #expect(try h.ferry("download", "--wait", h.faultURL("done.bin")).status == 0)
+        _ = try h.ferry("download", "--wait", "--tries", "1", h.faultURL("missing.bin"))
+        _ = try h.ferry("download", "--start-at", "2099-01-01T00:00:00Z", h.faultURL("later.bin")).taskID()
+        let list = try h.ferry("list")
+        #expect(list.status == 0)
+        let lines = list.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(list.stdout)")
+        let progressColumn = try #require(lines.first?.range(of: "PROGRESS")?.lowerBound.utf16Offset(in: lines[0]))
+        for line in lines.dropFirst() {
+            let before = String(line.prefix(progressColumn))
+            #expect(before.hasSuffix(" ") && !line.dropFirst(progressColumn).hasPrefix(" "), "misaligned: \(line)")
+        }
+        #expect(lines.contains { $0.contains("waiting (scheduled)") })
+        #expect(lines.contains { $0.contains("failed") && $0.contains("missing.bin — ") && $0.contains("404") }, "\(list.stdout)")
+        #expect(!list.stdout.contains("\u{00A0}") && list.stdout.contains("20.0 kB"), "\(list.stdout)")
+    }
 }
