@@ -17,6 +17,8 @@ final class DownloadsWindow {
     /// The agent's settings (nil: the schema is not installed, as in a build run from its folder).
     private let settings: SettingsStore?
     private var preferences: PreferencesWindow?
+    /// The rows GTK shows, by position: updated in place when their task changes.
+    private var boundRows: [Int: TaskRowView] = [:]
 
     init(app: UnsafeMutablePointer<GtkApplication>, client: BusClient) {
         self.client = client
@@ -135,8 +137,18 @@ final class DownloadsWindow {
                   let data = g_object_get_data(cast(child), "ferry-row"),
                   let object = gtk_list_item_get_item(OpaquePointer(item)) else { return }
             let row = Unmanaged<TaskRowView>.fromOpaque(data).takeUnretainedValue()
-            row.bind(list.row(at: PositionModel.position(of: object)))
+            let position = PositionModel.position(of: object)
+            row.position = position
+            boundRows[position] = row
+            row.bind(list.row(at: position))
         }
+        on(UnsafeMutableRawPointer(factory), "unbind") { [unowned self] item in
+            guard let child = gtk_list_item_get_child(OpaquePointer(item)), let data = g_object_get_data(cast(child), "ferry-row") else { return }
+            let row = Unmanaged<TaskRowView>.fromOpaque(data).takeUnretainedValue()
+            if let position = row.position, boundRows[position] === row { boundRows[position] = nil }
+            row.position = nil
+        }
+        list.onRowChanged = { [unowned self] position in boundRows[position]?.bind(list.row(at: position)) }
         g_object_ref(list.model.object)   // the selection model takes one reference
         let selection = gtk_no_selection_new(list.model.listModel)
         let view = gtk_list_view_new(cast(selection), factory)!

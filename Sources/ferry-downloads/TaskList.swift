@@ -20,6 +20,10 @@ final class TaskList {
     let model = PositionModel()
     /// Called after the counts changed (the window shows its empty state at zero).
     var onCountsChanged: () -> Void = {}
+    /// The row at a position has new figures or a new state: the window updates its widgets in
+    /// place (if that row is shown), so a screen reader's objects and the keyboard's focus stay.
+    /// Only a change of the counts (tasks come, go or change section) makes GTK rebuild rows.
+    var onRowChanged: (Int) -> Void = { _ in }
     private(set) var activeCount = 0
     private(set) var endedCount = 0
 
@@ -88,7 +92,7 @@ final class TaskList {
             pages[key] = rows
             let start = (key.section == .active ? 0 : activeCount) + key.index * Self.pageSize
             let shown = min(rows.count, Int(model.count) - start)
-            if shown > 0 { model.change(at: UInt32(start), removed: UInt32(shown), added: UInt32(shown)) }
+            for position in start..<start + max(0, shown) { onRowChanged(position) }
         }
     }
 
@@ -108,7 +112,7 @@ final class TaskList {
             guard let at = locate(id) else { continue }
             pages[at.key]![at.index].received = received
             pages[at.key]![at.index].expected = expected < 0 ? nil : expected
-            model.change(at: UInt32(at.position), removed: 1, added: 1)
+            onRowChanged(at.position)
         }
     }
 
@@ -136,7 +140,7 @@ final class TaskList {
             client.send(AgentCalls.getTask(id)) { [weak self] result in
                 guard let self, case .success(let task) = result, let at = locate(id) else { return }
                 pages[at.key]![at.index] = task
-                model.change(at: UInt32(at.position), removed: 1, added: 1)
+                onRowChanged(at.position)
             }
         }
         for id in speeds.keys where changes[id] != nil && changes[id] != .running { speeds[id] = nil }

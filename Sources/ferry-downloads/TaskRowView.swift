@@ -25,6 +25,8 @@ final class TaskRowView {
     private let progress = gtk_progress_bar_new()!
     private var buttons: [(widget: Widget, shown: (TaskInfo) -> Bool)] = []
     private var task: TaskInfo?
+    /// The list position it shows while bound (the window updates it there in place).
+    var position: Int?
 
     init(_ actions: TaskActions) {
         gtk_label_set_ellipsize(cast(name), PANGO_ELLIPSIZE_MIDDLE)

@@ -184,4 +184,32 @@ import Testing
             (try? String(contentsOfFile: opened, encoding: .utf8))?.split(separator: "\n").count == 2
         }
     }
+
+    /// A running download's row stays put while its figures move (twice a second): the Pause
+    /// button a screen reader found is the same object 5 s later, and pressing it through
+    /// AT-SPI pauses the task, ten times in a row (before, each update rebuilt the row and a
+    /// press often went to an object already gone).
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func aRunningRowStaysPutForAScreenReader() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startNginx()
+        try FileManager.default.createDirectory(atPath: h.www + "/slow", withIntermediateDirectories: true)
+        try h.makeFile("slow/lecture.bin", size: 8_000_000)   // 20 kB/s: minutes of progress
+        try h.startAgent()
+        let id = try h.ferry("download", "http://127.0.0.1:\(h.nginxPort)/slow/lecture.bin").taskID()
+        try h.eventually("running") { (try h.show(id)["received"] as? Int ?? 0) > 0 }
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("has", "lecture.bin", "Pause")
+        let before = try h.show(id)["received"] as? Int ?? 0
+        #expect(try h.windowDriver("keeps", "lecture.bin", "Pause", "5").contains("same"))
+        #expect((try h.show(id)["received"] as? Int ?? 0) > before + 40_000, "the figures moved meanwhile")
+        for round in 1...10 {
+            _ = try h.windowDriver("press", "lecture.bin", "Pause")
+            try h.eventually("paused, round \(round)", timeout: 10) { try h.show(id)["state"] as? String == "paused" }
+            _ = try h.windowDriver("press", "lecture.bin", "Resume")
+            try h.eventually("running, round \(round)", timeout: 10) { try h.show(id)["state"] as? String == "running" }
+        }
+    }
 }

@@ -5,6 +5,8 @@
   window-driver.py press NAME BUTTON   wait for BUTTON in the row that shows NAME, press it
   window-driver.py press - BUTTON      press BUTTON outside the list (e.g. Download)
   window-driver.py has NAME BUTTON     wait for BUTTON in the row that shows NAME
+  window-driver.py keeps NAME BUTTON S   BUTTON in the row of NAME stays the same accessible object for
+                                       S seconds (a row rebuilt under a screen reader replaces it)
   window-driver.py type FIELD TEXT     type TEXT into the text field named FIELD
   window-driver.py gone NAME           wait until no row shows NAME
   window-driver.py activate NAME HOW   activate the row that shows NAME as a user does, with real
@@ -130,6 +132,21 @@ def main(args):
         if args[0] == "press":
             target.queryAction().doAction(0)
         print("found")
+    elif args[0] == "keeps":
+        name, button, seconds = args[1], args[2], float(args[3])
+
+        def find(frame):
+            row = row_named(frame, name)
+            return next((n for n in walk(row) if n.getRoleName() == "push button" and n.name == button), None) if row else None
+
+        _, first = until(f"button {button!r} in the row of {name!r}", find)
+        path, start = first.path, time.monotonic()
+        while time.monotonic() < start + seconds:   # an observation over a span, not a wait
+            now = find(window())
+            if now is None or now.path != path:
+                sys.exit(f"{button!r} of {name!r} replaced after {time.monotonic() - start:.1f} s")
+            time.sleep(0.2)
+        print("same")
     elif args[0] == "type":
         field, text = args[1], args[2]
         _, target = until(f"field {field!r}", lambda f: next((n for n in walk(f) if n.getRoleName() == "text" and n.name == field), None))
