@@ -40,11 +40,18 @@ final class PreferencesWindow {
 
         // The folder: typed (applied when typing pauses, if it is a folder: an absolute path,
         // as `ferry config set` checks it; empty for the XDG one) or chosen.
+        // On a row of its own under its title, the whole width: a path is read whole.
         gtk_entry_set_placeholder_text(cast(folder), "Your Downloads folder")
         gtk_widget_set_hexpand(folder, 1)
+        gtk_editable_set_width_chars(cast(folder), 44)
         g_settings_bind(cast(store.settings), "download-folder", cast(folder), "text", G_SETTINGS_BIND_GET)
         on(UnsafeMutableRawPointer(folder), "changed") { [unowned self] in folderEdited() }
-        add("Download folder", folder, Make.button("Choose…") { [unowned self] in chooseFolder() })
+        gtk_grid_attach(cast(grid), Make.label("Download folder"), 0, row, 3, 1)
+        row += 1
+        gtk_grid_attach(cast(grid), Make.box(false, spacing: 6, [folder, Make.button("Choose…") { [unowned self] in chooseFolder() }]),
+                        0, row, 3, 1)
+        Accessible.label(folder, "Download folder")
+        row += 1
         add("Transfers at once", spin("max-transfers", 1, 1000))
         add("Transfers at once to one server", spin("max-per-host", 1, 1000))
         add("Download limit (KiB/s, 0 for none)", spin("download-limit", 0, 1_073_741_824, kibibytes: true))

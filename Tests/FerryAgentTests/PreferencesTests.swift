@@ -36,4 +36,25 @@ import Testing
         #expect(try h.windowDriver("get", "Keep ended downloads in the list (days, 0 for ever)", "7")
             .trimmingCharacters(in: .newlines) == "7")
     }
+
+    /// The folder field shows a 40-character path whole at the dialog's default size (it was
+    /// 33 px wide, showing "chive" of ~/Music/Podcasts/Archive).
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func theFolderFieldShowsAPathWhole() throws {
+        let h = try Harness()
+        h.useMemoryBackend()
+        let folder = h.root + "/home/Music/Podcasts/Archive"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try h.config("set", "download-folder", folder)
+        try h.startAgent(downloadDir: false)
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("press", "-", "Preferences")
+        _ = try h.windowDriver("get", "Download folder", folder)
+        // GTK 4.8 gives no character extents over AT-SPI: the field is measured against the
+        // width 40 characters of the UI font take (7 px each at most in DejaVu Sans 10, the
+        // default here), with room to spare.
+        let width = Int(try h.windowDriver("width", "Download folder").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(folder.count >= 40 && width >= 40 * 8, "\(folder.count) characters in \(width) px")
+    }
 }

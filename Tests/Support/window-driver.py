@@ -16,6 +16,7 @@
                                        (a spin button's value, a text field's text)
   window-driver.py toggle NAME         flip the switch named NAME
   window-driver.py get NAME [VALUE]    print the control's value (wait until it is VALUE if given)
+  window-driver.py width NAME          the control's width on screen, in pixels
 
 Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
 """
@@ -173,6 +174,12 @@ def main(args):
             while want is not None and value_of(n) != want and time.monotonic() < deadline:
                 time.sleep(0.1)
             print(value_of(n))
+    elif args[0] == "width":
+        # GTK 4.8 answers no character extents over AT-SPI: the field's own width it does.
+        n = control(args[1])
+        if n is None:
+            sys.exit(f"no control {args[1]!r}")
+        print(n.queryComponent().getExtents(pyatspi.WINDOW_COORDS)[2])
     elif args[0] == "activate":
         # GTK 4.8 gives list items no AT-SPI action: the input goes in as the X server's events,
         # at the row's name label (its place from AT-SPI, relative to the window).
