@@ -57,7 +57,7 @@ final class Notifier {
     }
 
     private func show(_ plan: PopupPlan, file: String?) {
-        guard let n = notify_notification_new(plan.summary, plan.body, "folder-download") else { return }
+        guard let n = notify_notification_new(plan.summary, plan.body, plan.icon) else { return }
         let raw = UnsafeMutableRawPointer(n)
         notify_notification_set_category(n, plan.category)
         notify_notification_set_hint(n, "desktop-entry", g_variant_new_string("ferry"))

@@ -17,12 +17,14 @@ public struct PopupPlan: Sendable, Equatable {
     /// The sandboxed app whose session the popup's default action starts (a single completed
     /// download of an app's): the app opens its file, the host never does.
     public var appSession: String? = nil
+    /// The freedesktop icon name: the download folder for completions, an error or a warning.
+    public var icon = "folder-download"
 
     /// One popup for completions and one for failures, however many ended together.
     public static func plan(_ outcomes: [Outcome]) -> [PopupPlan] {
         var plans: [PopupPlan] = []
         let done = outcomes.compactMap { if case .completed(let f, let s) = $0 { return (f, s) } else { return nil } }
-        let failed = outcomes.compactMap { if case .failed(let n, let r) = $0 { return (shown(n), escaped(cut(r, 140))) } else { return nil } }
+        let failed = outcomes.compactMap { if case .failed(let n, let r) = $0 { return (shown(n), escaped(headline(r))) } else { return nil } }
         if done.count == 1 {
             let (file, app) = done[0]
             plans.append(PopupPlan(summary: "Download complete!", body: shown(baseName(file)), category: "transfer.complete",
@@ -31,23 +33,31 @@ public struct PopupPlan: Sendable, Equatable {
             let names = done.prefix(3).map { shown(baseName($0.0)) }.joined(separator: ", ") + (done.count > 3 ? ", …" : "")
             plans.append(PopupPlan(summary: "\(done.count) downloads complete", body: names, category: "transfer.complete", file: nil))
         }
-        if failed.count == 1 {
-            plans.append(PopupPlan(summary: "Download failed", body: "\(failed[0].0): \(failed[0].1)", category: "transfer.error", file: nil))
-        } else if failed.count > 1 {
-            plans.append(PopupPlan(summary: "\(failed.count) downloads failed", body: failed.prefix(3).map(\.0).joined(separator: ", "),
-                                   category: "transfer.error", file: nil))
+        if let first = failed.first {
+            // The first failure with its reason; the others counted (the window and `ferry list` show them).
+            let more = failed.count > 1 ? " — and \(failed.count - 1) more" : ""
+            plans.append(PopupPlan(summary: failed.count == 1 ? "Download failed" : "\(failed.count) downloads failed",
+                                   body: "\(first.0): \(first.1)\(more)", category: "transfer.error", file: nil, icon: "dialog-error"))
         }
         let waiting = outcomes.compactMap { if case .noSpace(let n) = $0 { return n } else { return nil } }
         if waiting.count == 1 {
             plans.append(PopupPlan(summary: "Not enough space to save \(cut(waiting[0], 60))",
                                    body: "Free some space; the download continues where it stopped.",
-                                   category: "transfer.error", file: nil))
+                                   category: "transfer.error", file: nil, icon: "dialog-warning"))
         } else if waiting.count > 1 {
             plans.append(PopupPlan(summary: "Not enough space to save \(waiting.count) downloads",
                                    body: waiting.prefix(3).map(shown).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
-                                   category: "transfer.error", file: nil))
+                                   category: "transfer.error", file: nil, icon: "dialog-warning"))
         }
         return plans
+    }
+
+    /// A reason in one line: its first clause (details such as a quarantine path follow "; "),
+    /// and a checksum's digests left to the window and `ferry show`.
+    static func headline(_ reason: String) -> String {
+        if reason.hasPrefix("SHA-256 mismatch") { return "not the file expected (its SHA-256 differs; ferry show has both)" }
+        let first = reason.firstRange(of: "; ").map { String(reason[..<$0.lowerBound]) } ?? reason
+        return cut(first, 140)
     }
 
     static func baseName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }

@@ -52,6 +52,7 @@ import Testing
         let failed = try #require(popups.first { $0.summary == "Download failed" })
         #expect(failed.body.contains("missing.bin") && failed.body.contains("404"))
         #expect(failed.hints["category"] == .string("transfer.error"))
+        #expect(failed.icon == "dialog-error" && popups.first { $0.summary == "3 downloads complete" }?.icon == "folder-download")
         #expect(try badge(h) == 3)
     }
 

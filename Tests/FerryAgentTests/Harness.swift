@@ -383,7 +383,7 @@ final class Harness: @unchecked Sendable {
         guard r.status == 0 else { throw FerryError(.failed, "notification server did not start") }
     }
 
-    struct Popup: Decodable { var id: Int; var summary: String; var body: String; var actions: [String]; var hints: [String: AnyValue] }
+    struct Popup: Decodable { var id: Int; var summary: String; var body: String; var icon: String; var actions: [String]; var hints: [String: AnyValue] }
     /// Hint values as recorded (strings, numbers, booleans).
     enum AnyValue: Decodable, Equatable {
         case string(String), number(Double), bool(Bool)

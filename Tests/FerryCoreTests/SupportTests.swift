@@ -176,6 +176,19 @@ import Testing
     }
     @Test func nothingEndedNothingShown() { #expect(PopupPlan.plan([]).isEmpty) }
 
+    /// A failure has the error icon; grouped ones give the first with its reason and a count;
+    /// a checksum failure says so in one line, without digests or the quarantine path.
+    @Test func failuresSayWhatHappenedInOneLine() {
+        let one = PopupPlan.plan([.failed(name: "iso.img", reason: "SHA-256 mismatch: expected " + String(repeating: "a", count: 64)
+                                          + ", got " + String(repeating: "b", count: 64) + "; the bytes are kept apart in /s/q/4")])
+        #expect(one[0].icon == "dialog-error" && one[0].body == "iso.img: not the file expected (its SHA-256 differs; ferry show has both)")
+        let three = PopupPlan.plan([.failed(name: "a.bin", reason: "server answered HTTP 404"), .failed(name: "b.bin", reason: "x"),
+                                    .failed(name: "c.bin", reason: "y")])
+        #expect(three[0].summary == "3 downloads failed" && three[0].body == "a.bin: server answered HTTP 404 — and 2 more")
+        #expect(PopupPlan.plan([.completed(file: "/d/a")])[0].icon == "folder-download")
+        #expect(PopupPlan.plan([.noSpace(name: "a")])[0].icon == "dialog-warning")
+    }
+
     /// Server-chosen names and reasons are escaped (the body is markup) and cut.
     @Test func namesAndReasonsAreEscapedAndCut() {
         let plans = PopupPlan.plan([.completed(file: "/d/<a href='x'>a&b.pdf"), .failed(name: "<img src=x>", reason: String(repeating: "f", count: 300))])
