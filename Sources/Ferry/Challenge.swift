@@ -6,6 +6,9 @@ public struct FerryAuthenticationChallenge: Sendable, Equatable {
     public var host: String
     /// How many credentials were already refused for this task.
     public var previousFailureCount: Int
+    /// The proxy asked (HTTP 407; URLProtectionSpace.isProxy()): `host` is the proxy's, and the
+    /// answer is used for the proxy only.
+    public var isProxy = false
 }
 
 /// The app's answer to a challenge.

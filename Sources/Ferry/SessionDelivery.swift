@@ -110,9 +110,9 @@ extension FerrySession {
             }
             task.completed(error)
             present(.didComplete(task, error: error), done: done)
-        case .challenge(let scheme, let realm, let host, let failures):
+        case .challenge(let scheme, let realm, let host, let failures, let proxy):
             let challenge = FerryAuthenticationChallenge(scheme: scheme, realm: realm, host: host,
-                                                         previousFailureCount: failures)
+                                                         previousFailureCount: failures, isProxy: proxy)
             // Acknowledged once the callback returned *and* the app answered, so that an app that
             // dies before answering is asked again.
             let gate = AnswerGate(done)

@@ -8,7 +8,7 @@ extension Transfer {
         var outcome = TransferOutcome(curlCode: code, curlMessage: errorMessage,
                                       httpStatus: httpStatus, retryAfterSeconds: retryAfterSeconds,
                                       localErrno: writeErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
-                                      authenticate: httpStatus == 401 ? header("WWW-Authenticate") : nil)
+                                      authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
         (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
         if isUpload {
@@ -28,5 +28,11 @@ extension Transfer {
             outcome.proxyConnectStatus = proxyConnectStatus
         }
         return outcome
+    }
+
+    /// A 407's challenge: from the CONNECT answer (https through the proxy) or the final one.
+    private var proxyAuthenticate: String? {
+        guard proxy != nil, proxyConnectStatus == 407 || httpStatus == 407 else { return nil }
+        return header("Proxy-Authenticate", ofConnect: proxyConnectStatus == 407)
     }
 }

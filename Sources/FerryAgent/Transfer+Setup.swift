@@ -39,6 +39,11 @@ extension Transfer {
             // Credentials in the proxy's URL are curl's to use (any scheme it knows), never logged.
             ferry_easy_setopt_str(easy, CURLOPT_PROXY, proxy.curlProxy)
             ferry_easy_setopt_long(easy, CURLOPT_PROXYAUTH, Self.anyAuth)
+            // An answer to the proxy's 407 wins over credentials in the proxy's URL.
+            if let c = plan.proxyCredential {
+                ferry_easy_setopt_str(easy, CURLOPT_PROXYUSERNAME, c.user)
+                ferry_easy_setopt_str(easy, CURLOPT_PROXYPASSWORD, c.password)
+            }
         }
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         ferry_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)

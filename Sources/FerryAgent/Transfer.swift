@@ -157,9 +157,11 @@ final class Transfer {
     }
 
     /// Reads a response header of the last response (after redirects).
-    func header(_ name: String) -> String? {
+    /// `ofConnect`: of the proxy's answer to CONNECT instead.
+    func header(_ name: String, ofConnect: Bool = false) -> String? {
         var h: UnsafeMutablePointer<curl_header>?
-        guard curl_easy_header(easy, name, 0, UInt32(CURLH_HEADER), -1, &h) == CURLHE_OK, let h else { return nil }
+        let origin = UInt32(ofConnect ? CURLH_CONNECT : CURLH_HEADER)
+        guard curl_easy_header(easy, name, 0, origin, -1, &h) == CURLHE_OK, let h else { return nil }
         return String(cString: h.pointee.value)
     }
 

@@ -11,7 +11,8 @@ public enum SessionEvent: Sendable, Equatable, Codable {
     case uploaded(sent: Int64, replyFile: String, status: Int, cut: Bool, headers: [String: String]?)
     case completed(error: String?, errorName: String?, resumable: Bool)
     /// The server asked for credentials; the task waits for AnswerChallenge.
-    case challenge(scheme: String, realm: String, host: String, previousFailures: Int)
+    /// `proxy`: the proxy asked (407), not the server; the answer is the proxy's credential.
+    case challenge(scheme: String, realm: String, host: String, previousFailures: Int, proxy: Bool = false)
     /// The session was invalidated: no task is left and no new one is accepted.
     case invalidated(error: String?)
 

@@ -6,10 +6,12 @@ extension TaskMachine {
     /// With `networkAvailable` false an attempt that never reached its server waits for the
     /// network instead of a timer (other failures are retried: the host was reachable).
     /// With `canChallenge` (a client listens to the session), a 401 asks the app for credentials
-    /// instead of failing the task.
+    /// instead of failing the task; a proxy's 407 too, or the user (`userAnswers`: the user's own
+    /// task, answered with `ferry login`).
     public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
                                        now: Int64, random: Double, networkAvailable: Bool = true,
-                                       canChallenge: Bool = false, spaceRecheck: Int64 = 30_000_000) -> [Action] {
+                                       canChallenge: Bool = false, userAnswers: Bool = false,
+                                       spaceRecheck: Int64 = 30_000_000) -> [Action] {
         guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
         record.updated = now
         if let step = uploadStep, let actions = resumableStepEnded(step, outcome, now: now) { return actions }
@@ -21,6 +23,16 @@ extension TaskMachine {
             // The host that asked: an upload resource or a redirect may be on another origin.
             let host = outcome.effectiveURL.flatMap(Origin.init)?.host ?? record.host
             return [.persist, .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures))]
+        }
+        // A proxy that wants credentials it was not given: they are asked for (the app's
+        // challenge, or the user's `ferry login`), never retried blindly for days.
+        if let proxy = outcome.proxy, outcome.asksProxyCredentials, canChallenge || userAnswers {
+            let (scheme, realm) = Self.parseChallenge(outcome.authenticate)
+            let failures = record.attempts
+            wait(.credentials, error: "the proxy \(proxy) wants credentials (HTTP 407): waiting for them (ferry login \(record.id))",
+                 retryAt: nil, now: now)
+            let host = Origin(proxy)?.host ?? proxy
+            return [.persist, .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures, proxy: true))]
         }
         switch FailureClassifier.classify(outcome) {
         case .success:

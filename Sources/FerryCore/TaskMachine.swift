@@ -36,6 +36,8 @@ public struct TaskMachine: Sendable {
         public var upload: UploadStep? = nil
         /// curl decodes a content-encoded answer (see ContentCoding); off: the bytes as sent.
         public var decodesContent = false
+        /// The answer to the proxy's 407 (the core fills it in; never stored).
+        public var proxyCredential: Credential? = nil
     }
 
     public enum Action: Sendable, Equatable {

@@ -26,6 +26,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var proxy: String?
     /// The proxy's answer to CONNECT (0: no tunnel asked for, or no answer).
     public var proxyConnectStatus: Int = 0
+    /// The proxy answered 407 (to CONNECT, or to a plain request through it).
+    public var asksProxyCredentials: Bool { proxy != nil && (proxyConnectStatus == 407 || httpStatus == 407) }
     /// An upload's reply was longer than `TaskRecord.replyLimit`: the rest was dropped.
     public var replyCut = false
     /// An upload's reply: its header fields (see `TaskRecord.replyHeaders`).

@@ -138,4 +138,46 @@ import Testing
         let shown = try h.ferry("show", String(id))
         #expect(shown.stdout.contains("waiting (proxy)"), "\(shown.stdout)")
     }
+
+    /// A proxy that wants credentials the desktop does not have (407): the user's download waits
+    /// for them (reason credentials, naming the proxy and `ferry login`), not for days of
+    /// retries; `ferry login` answers and it completes. An app's session hears a challenge marked
+    /// as the proxy's, and its answer goes to the proxy, never to the server.
+    @Test func aProxyAskingForCredentialsIsAChallenge() throws {
+        let h = try Harness()
+        try h.startNginx()
+        let data = try h.makeFile("p.bin", size: 30_000)
+        try h.makeFile("q.bin", size: 1_000)
+        let proxy = try Self.startProxy(h, auth: "ferry:s3cret")
+        try h.startAgent(environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "XDG_CURRENT_DESKTOP": "", "GSETTINGS_BACKEND": "memory"])
+        let id = try h.ferry("download", "http://\(Self.hiddenHost)/p.bin").taskID()
+        try h.eventually("waiting for credentials") { try h.show(id)["reason"] as? String == "credentials" }
+        let error = try h.show(id)["error"] as? String ?? ""
+        #expect(error.contains("http://127.0.0.1:\(proxy.port)") && error.contains("ferry login \(id)"), "\(error)")
+        let login = try h.run("/bin/sh", ["-c", "printf 's3cret\\n' | \"$0\" login \(id) --user ferry", Harness.ferry])
+        #expect(login.status == 0, "\(login.stderr)")
+        try h.eventually("completed") { try h.show(id)["state"] as? String == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(try h.show(id)["file"] as? String))) == data)
+
+        // Another proxy (pproxy trusts a client it authenticated for a while), a new agent.
+        let second = try Self.startProxy(h, auth: "ferry:s3cret")
+        h.killAgent()
+        try h.startAgent(environment: ["http_proxy": "http://127.0.0.1:\(second.port)", "XDG_CURRENT_DESKTOP": "", "GSETTINGS_BACKEND": "memory"])
+        var c = try h.client()
+        _ = try c.call("OpenSession", [.string("dev.ferry.test.Proxy"), .dict([:])])
+        let app = try #require(try c.call("CreateDownload", [.string("dev.ferry.test.Proxy"), .string("http://\(Self.hiddenHost)/q.bin"),
+                                                              .dict(["directory": .string(h.downloads)])]).first?.int64Value)
+        var challenge: SessionEvent?
+        try h.eventually("the app's challenge") {
+            let events = try (try c.call("FetchEvents", [.string("dev.ferry.test.Proxy"), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+                .compactMap { try FetchedEvent(bus: $0)?.queued.event }
+            challenge = events.first { if case .challenge = $0 { return true } else { return false } }
+            return challenge != nil
+        }
+        #expect(challenge == .challenge(scheme: "Basic", realm: "simple", host: "127.0.0.1", previousFailures: 0, proxy: true),
+                "\(String(describing: challenge))")
+        _ = try c.call("AnswerChallenge", [.uint64(UInt64(app)), .dict(["user": .string("ferry"), "password": .string("s3cret")])])
+        try h.eventually("the app's download completed") { try h.show(app)["state"] as? String == "completed" }
+        #expect(!(try String(contentsOfFile: h.root + "/agent.log", encoding: .utf8)).contains("s3cret"))
+    }
 }

@@ -34,4 +34,22 @@ struct ProxyFailureTests {
         #expect(actions.contains(.scheduleRetry(atMicroseconds: 10 + 1_000_000)))
         #expect(m.retryDue(now: 2_000_000) == [.persist] && m.record.state == .queued)
     }
+
+    /// A 407 asks for the proxy's credentials (the app's challenge, marked proxy; or the user,
+    /// for their own tasks) instead of retrying for days; a session nobody answers for keeps
+    /// the old wait with reason proxy.
+    @Test func aProxyThatWantsCredentialsAsksForThem() {
+        let backoff = Backoff(baseMilliseconds: 1000, capMilliseconds: 1000, jitter: 0)
+        var asked = outcome(22, status: 407)
+        asked.authenticate = "Basic realm=\"office proxy\""
+        var m = TaskMachine(TaskRecord(id: 7, session: "s", url: "https://h/f", host: "h", state: .queued))
+        _ = m.start(partialBytes: 0, now: 0)
+        let actions = m.transferEnded(asked, backoff: backoff, resourceDeadline: nil, now: 10, random: 0, userAnswers: true)
+        #expect(m.record.state == .waiting && m.record.reason == .credentials && (m.record.error ?? "").contains("ferry login 7"))
+        #expect(actions.contains(.emit(.challenge(scheme: "Basic", realm: "office proxy", host: "127.0.0.1", previousFailures: 0, proxy: true))))
+        var quiet = TaskMachine(TaskRecord(id: 8, session: "s", url: "https://h/f", host: "h", state: .queued))
+        _ = quiet.start(partialBytes: 0, now: 0)
+        _ = quiet.transferEnded(outcome(56, connect: 407), backoff: backoff, resourceDeadline: nil, now: 10, random: 0)
+        #expect(quiet.record.reason == .proxy)
+    }
 }

@@ -11,9 +11,11 @@ extension SessionEvent {
             return ["received": .int64(received), "expected": .int64(expected ?? -1), "written": .int64(written)]
         case .sent(let sent, let expected, let written):
             return ["sent": .int64(sent), "expected": .int64(expected ?? -1), "written": .int64(written)]
-        case .challenge(let scheme, let realm, let host, let failures):
-            return ["scheme": .string(scheme), "realm": .string(realm), "host": .string(host),
-                    "previous-failures": .uint32(UInt32(clamping: failures))]
+        case .challenge(let scheme, let realm, let host, let failures, let proxy):
+            var d: [String: Value] = ["scheme": .string(scheme), "realm": .string(realm), "host": .string(host),
+                                      "previous-failures": .uint32(UInt32(clamping: failures))]
+            if proxy { d["proxy"] = .bool(true) }   // only when it is: older readers see what they knew
+            return d
         case .invalidated(let error):
             return ["error": .string(error ?? "")]
         case .resumed(let offset, let expected):
@@ -36,7 +38,8 @@ extension SessionEvent {
         case "progress": self = .progress(received: i("received"), expected: opt("expected"), written: i("written"))
         case "sent": self = .sent(sent: i("sent"), expected: opt("expected"), written: i("written"))
         case "challenge": self = .challenge(scheme: d["scheme"]?.stringValue ?? "", realm: d["realm"]?.stringValue ?? "",
-                                            host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")))
+                                            host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")),
+                                            proxy: d["proxy"]?.boolValue ?? false)
         case "invalidated": self = .invalidated(error: s("error"))
         case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
         case "finished" where d["reply-file"] != nil:

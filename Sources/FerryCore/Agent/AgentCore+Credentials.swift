@@ -90,6 +90,8 @@ extension AgentCore {
     /// A task ended: its credential goes from memory and, if the URL had one, from the keyring.
     mutating func forgetCredential(ofEnded r: TaskRecord) {
         tasks.credentials[r.id] = nil   // an app's password lives no longer than its task
+        tasks.proxyCredentials[r.id] = nil
+        tasks.proxyAsked.remove(r.id)
         if credentials.taskEnded(r.id) { out.append(.forgetCredential(.task(id: r.id, created: r.created, host: r.host))) }
     }
 }

@@ -193,6 +193,9 @@ extension AgentCore {
     private mutating func answerChallenge(_ id: Int64, _ reply: ChallengeReply, _ ledger: AgentLedger) throws {
         let choice: TaskMachine.ChallengeAnswer
         switch reply {
+        case .credential(let c, _) where tasks.proxyAsked.contains(id):
+            tasks.proxyCredentials[id] = c   // the proxy's: never sent to a server
+            choice = .useCredential
         case .credential(let c, _):
             // For the origin that asked (unknown after a restart: the task's own).
             let url = tasks.machines[id]?.record.url ?? (try? ledger.task(id))?.url ?? ""
@@ -204,11 +207,11 @@ extension AgentCore {
         do {
             try withMachine(id, ledger) { m, now in try m.answerChallenge(choice, now: now) }
         } catch {
-            if choice == .useCredential { tasks.credentials[id] = nil }
+            if choice == .useCredential { tasks.credentials[id] = nil; tasks.proxyCredentials[id] = nil }
             throw error
         }
         if choice != .useCredential { tasks.credentials[id] = nil }
-        if case .credential(let c, let persistence) = reply { keepAnswer(c, persistence, task: id, ledger) }
+        if case .credential(let c, let persistence) = reply, !tasks.proxyAsked.contains(id) { keepAnswer(c, persistence, task: id, ledger) }
         wake(.schedule)
     }
 }

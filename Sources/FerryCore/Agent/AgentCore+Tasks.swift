@@ -41,6 +41,7 @@ extension AgentCore {
             switch action {
             case .startTransfer(var plan):
                 if config(r.session).cookies { plan.cookieJar = settings.state.cookieJar(r.session) }
+                plan.proxyCredential = tasks.proxyCredentials[id]
                 let idle = config(r.session).requestTimeout
                 let stall = idle > 0 ? min(settings.stallSeconds, idle) : settings.stallSeconds
                 world.mayHaveStaged?.insert(id)
@@ -149,14 +150,17 @@ extension AgentCore {
         let reachable = world.network.available || DownloadURL.isLoopback(host: r.host)
         let backoff = settings.backoff, deadline = deadline(r), random = random(id)
         let canChallenge = config(r.session).keepEvents, recheck = settings.spaceRecheck
+        let userAnswers = config(r.session).app.isEmpty
         if tryRememberedCredential(r, received: received, outcome, canChallenge: canChallenge, ledger) {
             wake(.schedule)
             return
         }
+        if outcome.asksProxyCredentials { tasks.proxyAsked.insert(id) } else if outcome.httpStatus == 401 { tasks.proxyAsked.remove(id) }
         let ended = try? withMachine(id, ledger) { m, now in
             _ = m.progressed(received: received, now: now)
             return m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,
-                                   networkAvailable: reachable, canChallenge: canChallenge, spaceRecheck: recheck)
+                                   networkAvailable: reachable, canChallenge: canChallenge,
+                                   userAnswers: userAnswers, spaceRecheck: recheck)
         }
         logIfFailed(ended)
         wake(.schedule)

@@ -14,6 +14,10 @@ struct RunningTasks: Sendable {
     /// Tasks' credentials (their URL's, an answer to a challenge, a remembered one), each bound
     /// to the origin it was given for: memory only, never stored, gone when the task ends.
     var credentials: [Int64: BoundCredential] = [:]
+    /// Answers to a proxy's 407, by task (memory only, as long as the task).
+    var proxyCredentials: [Int64: Credential] = [:]
+    /// Tasks whose credentials challenge is their proxy's (the answer goes to the proxy).
+    var proxyAsked: Set<Int64> = []
     /// Attached transfers' stall watches (a hint: a lost one is made again at the next check).
     var stallWatches: [Int64: StallWatch] = [:]
     /// The highest task id given out.
