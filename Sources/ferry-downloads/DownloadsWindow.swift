@@ -123,7 +123,12 @@ final class DownloadsWindow {
             open: { [unowned self] t in open(t) },
             showInFolder: { [unowned self] t in showInFolder(t) },
             retry: { [unowned self] t in retry(t) },
-            remove: { [unowned self] t in send(AgentCalls.removeTasks([t.id])) { _ in } })
+            remove: { [unowned self] t in send(AgentCalls.removeTasks([t.id])) { _ in } },
+            login: { [unowned self] t in
+                LoginDialog(parent: window, task: t) { [weak self] c in
+                    self?.send(AgentCalls.answerChallenge(t.id, .credential(c))) { _ in }
+                }.present()
+            })
         on(UnsafeMutableRawPointer(factory), "setup") { item in
             let row = TaskRowView(actions)
             g_object_set_data_full(cast(row.root), "ferry-row", Unmanaged.passRetained(row).toOpaque()) {

@@ -12,6 +12,7 @@ struct TaskActions {
     var showInFolder: (TaskInfo) -> Void
     var retry: (TaskInfo) -> Void
     var remove: (TaskInfo) -> Void
+    var login: (TaskInfo) -> Void
 }
 
 /// One row of the list: made once per visible slot ("setup"), filled with a task each time
@@ -46,6 +47,8 @@ final class TaskRowView {
         add(row, "Resume", actions.resume) { $0.state == .paused }
         add(row, "Retry now", actions.resume) { $0.state == .waiting && $0.reason != .credentials && $0.reason != .scheduled }
         add(row, "Start now", actions.resume) { $0.state == .waiting && $0.reason == .scheduled }
+        // A proxy (or server) waits for a user and password the user gives here.
+        add(row, "Log In…", actions.login) { $0.state == .waiting && $0.reason == .credentials }
         add(row, "Cancel", actions.cancel, active)
         add(row, "Open", actions.open) { $0.state == .completed && $0.kind == .download }
         add(row, "Show in folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }

@@ -212,4 +212,27 @@ import Testing
             try h.eventually("running, round \(round)", timeout: 10) { try h.show(id)["state"] as? String == "running" }
         }
     }
+
+    /// A download waiting for a proxy's password (407) is given it in the window, as a user
+    /// would: Log In… on its row, the user and password in the dialog (the password field hides
+    /// what is typed), Log In; it completes.
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func aProxysPasswordIsGivenInTheWindow() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startNginx()
+        let data = try h.makeFile("handout.pdf", size: 20_000)
+        let proxy = try ProxyTests.startProxy(h, auth: "ferry:s3cret")
+        try h.startAgent(environment: ["http_proxy": "http://127.0.0.1:\(proxy.port)", "XDG_CURRENT_DESKTOP": "", "GSETTINGS_BACKEND": "memory"])
+        let id = try h.ferry("download", "http://\(ProxyTests.hiddenHost)/handout.pdf").taskID()
+        try h.eventually("waiting for credentials") { try h.show(id)["reason"] as? String == "credentials" }
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("press", "handout.pdf", "Log In…")
+        _ = try h.windowDriver("set", "User", "ferry")
+        _ = try h.windowDriver("set", "Password", "s3cret")
+        _ = try h.windowDriver("click", "Log In")
+        try h.eventually("completed") { try h.show(id)["state"] as? String == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(try h.show(id)["file"] as? String))) == data)
+    }
 }

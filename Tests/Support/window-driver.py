@@ -17,6 +17,7 @@
   window-driver.py toggle NAME         flip the switch named NAME
   window-driver.py get NAME [VALUE]    print the control's value (wait until it is VALUE if given)
   window-driver.py width NAME          the control's width on screen, in pixels
+  window-driver.py click NAME          press the button named NAME in any of the app's windows (a dialog's)
 
 Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
 """
@@ -53,7 +54,8 @@ def control(name):
             continue
         for frame in app:
             for n in walk(frame):
-                if n.name == name and n.getRoleName() in ("spin button", "text", "switch", "toggle button", "check box"):
+                if n.name == name and n.getRoleName() in ("spin button", "text", "password text", "switch", "toggle button",
+                                                          "check box", "push button"):
                     return n
     return None
 
@@ -153,7 +155,7 @@ def main(args):
         _, target = until(f"field {field!r}", lambda f: next((n for n in walk(f) if n.getRoleName() == "text" and n.name == field), None))
         target.queryEditableText().setTextContents(text)
         print("typed")
-    elif args[0] in ("set", "toggle", "get"):
+    elif args[0] in ("set", "toggle", "get", "click"):
         name = args[1]
         deadline = time.monotonic() + 30
         while (n := control(name)) is None:
@@ -166,9 +168,9 @@ def main(args):
             else:
                 n.queryEditableText().setTextContents(args[2])
             print("set")
-        elif args[0] == "toggle":
+        elif args[0] in ("toggle", "click"):
             n.queryAction().doAction(0)
-            print("toggled")
+            print("toggled" if args[0] == "toggle" else "clicked")
         else:
             want = args[2] if len(args) > 2 else None
             while want is not None and value_of(n) != want and time.monotonic() < deadline:
