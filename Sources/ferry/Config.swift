@@ -61,9 +61,12 @@ struct Config: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a setting.",
             discussion: """
-            Limits take bytes per second or a size: 500K, 2M (powers of 1024, as curl's --limit-rate). \
-            Examples: ferry config set download-limit 2M; ferry config set max-transfers 3; \
-            ferry config set download-folder ~/Videos
+            Limits take bytes per second or a size: 500K, 2M (powers of 1024, as curl's --limit-rate). A download folder that is not there yet is made at its first download, if the folder it goes in exists.
+
+            Examples:
+              ferry config set download-limit 2M
+              ferry config set max-transfers 3
+              ferry config set download-folder ~/Videos
             """)
         @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
         /// One value, which may begin with '-' (-4 is a value to refuse by its range, not an option).

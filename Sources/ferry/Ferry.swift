@@ -5,7 +5,7 @@ import FerryCore
 struct FerryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferry",
-        abstract: "Background downloads that survive logout, crashes and reboots.",
+        abstract: "Background downloads that survive crashes and reboots and go on at the next login.",
         discussion: """
             Talks to the ferryd agent on the D-Bus session bus, starting it when needed.
 
@@ -15,6 +15,8 @@ struct FerryCommand: ParsableCommand {
               ferry pause 12; ferry resume 12
               ferry view
               ferry config set download-limit 2M
+
+            Exit status: 0 done; 1 a task failed or was canceled, or the agent could not be reached; 2 a request the agent or ferry refused (a bad URL, folder, value or task id), with the reason; 64 a usage error (a missing or unknown argument).
             """,
         version: FerryRelease.version,
         subcommands: [Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,

@@ -9,11 +9,10 @@ struct Upload: ParsableCommand {
         discussion: """
             Examples:
               ferry upload report.pdf https://example.org/upload/report.pdf --wait
-              ferry upload photo.jpg https://example.org/api/photos --method POST --max-rate 1M
-              ferry upload photo.jpg https://example.org/api/photos --method POST --wait --reply created.json
+              ferry upload photo.jpg https://example.org/photos --method POST
+              ferry upload a.jpg https://example.org/photos --wait --reply reply.json
 
-            With --wait, the server's reply (its response body, up to 1 MiB) follows the task id on
-            standard output, or goes to the file --reply names; its HTTP status goes to standard error.
+            With --wait, the server's reply (its response body, up to 1 MiB) follows the task id on standard output, or goes to the file --reply names; its HTTP status goes to standard error.
             """)
 
     @Argument(help: "The file to send.", completion: .file())

@@ -108,4 +108,21 @@ import Testing
         #expect(lines.contains { $0.contains("failed") && $0.contains("missing.bin — ") && $0.contains("404") }, "\(list.stdout)")
         #expect(!list.stdout.contains("\u{00A0}") && list.stdout.contains("20.0 kB"), "\(list.stdout)")
     }
+
+    /// `ferry help` at 80 columns (a terminal, the man page): every example is one whole
+    /// command on its line, and the exit status is written down once, in `ferry --help`.
+    @Test func helpExamplesAreWholeCommands() throws {
+        let h = try Harness()
+        var commands = ["download", "upload", "config set"]
+        commands.append("")
+        for command in commands {
+            let r = try h.run("/usr/bin/env", ["COLUMNS=80", Harness.ferry, "help"] + command.split(separator: " ").map(String.init))
+            let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let start = lines.firstIndex(of: "Examples:") else { Issue.record("no examples in ferry help \(command)"); continue }
+            let examples = lines[(start + 1)...].prefix { !$0.isEmpty }
+            #expect(!examples.isEmpty && examples.allSatisfy { $0.hasPrefix("  ferry ") }, "ferry help \(command): \(examples)")
+        }
+        let help = try h.run(Harness.ferry, ["--help"]).stdout
+        #expect(help.contains("Exit status: 0 done; 1 a task failed") && help.contains("64 a usage error"), "\(help)")
+    }
 }
