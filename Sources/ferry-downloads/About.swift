@@ -8,7 +8,7 @@ enum About {
         let about = gtk_about_dialog_new()!
         gtk_about_dialog_set_program_name(cast(about), "Downloads")
         gtk_about_dialog_set_version(cast(about), FerryRelease.version)
-        gtk_about_dialog_set_comments(cast(about), "Background transfers that survive logout, crashes and reboots.")
+        gtk_about_dialog_set_comments(cast(about), "Background transfers that survive crashes and reboots, and go on at the next login.")
         gtk_about_dialog_set_logo_icon_name(cast(about), applicationID)
         gtk_about_dialog_set_license_type(cast(about), GTK_LICENSE_APACHE_2_0)
         gtk_about_dialog_set_website(cast(about), "https://ferry.dev/")
