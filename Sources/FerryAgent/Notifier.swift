@@ -73,7 +73,7 @@ final class Notifier {
         notify_notification_add_action(n, "default", "Open", action, user, nil)
         if file != nil {
             notify_notification_add_action(n, "open", "Open", action, user, nil)
-            notify_notification_add_action(n, "show", "Show in folder", action, user, nil)
+            notify_notification_add_action(n, "show", "Show in Folder", action, user, nil)
         }
         let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { n, user in
             Box<Popup>.peek(user!).notifier.closed(n!)

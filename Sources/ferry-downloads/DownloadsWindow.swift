@@ -17,6 +17,9 @@ final class DownloadsWindow {
     /// The agent's settings (nil: the schema is not installed, as in a build run from its folder).
     private let settings: SettingsStore?
     private var preferences: PreferencesWindow?
+    private lazy var clearButton: Widget = Make.button("Clear Finished") { [unowned self] in
+        send(AgentCalls.clearFinished(session: nil)) { _ in }
+    }
     /// The rows GTK shows, by position: updated in place when their task changes.
     private var boundRows: [Int: TaskRowView] = [:]
 
@@ -29,11 +32,9 @@ final class DownloadsWindow {
         gtk_window_set_default_size(cast(window), 760, 560)
 
         let header = gtk_header_bar_new()!
+        // The header bar has the frequent action; Preferences and About are in the main menu.
         gtk_header_bar_pack_end(cast(header), mainMenu())
-        gtk_header_bar_pack_end(cast(header), Make.button("Preferences") { [unowned self] in showPreferences() })
-        gtk_header_bar_pack_end(cast(header), Make.button("Clear finished") { [unowned self] in
-            send(AgentCalls.clearFinished(session: nil)) { _ in }
-        })
+        gtk_header_bar_pack_start(cast(header), clearButton)
         gtk_window_set_titlebar(cast(window), header)
         // Shortcuts: Ctrl+, preferences, Ctrl+L the URL field, Ctrl+W closes, Ctrl+Q quits.
         let map = UnsafeMutableRawPointer(window)
@@ -79,6 +80,7 @@ final class DownloadsWindow {
         }
         list.onCountsChanged = { [unowned self] in
             gtk_stack_set_visible_child_name(cast(stack), list.model.count == 0 ? "empty" : "list")
+            gtk_widget_set_sensitive(clearButton, list.endedCount > 0 ? 1 : 0)   // nothing to clear: not clickable
         }
         list.reload()
     }
@@ -91,8 +93,7 @@ final class DownloadsWindow {
     /// The primary menu (GNOME's "hamburger"): what the header bar has no room for.
     private func mainMenu() -> Widget {
         let menu = g_menu_new()!
-        for (label, action) in [("Preferences", "win.preferences"), ("Clear Finished", "win.clear-finished"),
-                                ("About Downloads", "win.about")] {
+        for (label, action) in [("Preferences", "win.preferences"), ("About Downloads", "win.about")] {
             g_menu_append(menu, label, action)
         }
         let button = gtk_menu_button_new()!

@@ -86,6 +86,17 @@ enum Make {
         return b
     }
 
+    /// A flat icon button, as GNOME's list rows have them: its tooltip and accessible name say
+    /// what it does.
+    static func iconButton(_ icon: String, _ name: String, _ action: @escaping () -> Void) -> Widget {
+        let b = gtk_button_new_from_icon_name(icon)!
+        gtk_widget_add_css_class(b, "flat")
+        gtk_widget_set_tooltip_text(b, name)
+        Accessible.label(b, name)
+        on(UnsafeMutableRawPointer(b), "clicked", action)
+        return b
+    }
+
     static func margins(_ w: Widget, _ v: Int32, _ h: Int32) {
         gtk_widget_set_margin_top(w, v); gtk_widget_set_margin_bottom(w, v)
         gtk_widget_set_margin_start(w, h); gtk_widget_set_margin_end(w, h)

@@ -16,8 +16,8 @@ struct TaskActions {
 }
 
 /// One row of the list: made once per visible slot ("setup"), filled with a task each time
-/// GTK shows it ("bind"). Buttons carry their names as labels, which is also what screen
-/// readers say.
+/// GTK shows it ("bind"). Buttons are flat icons whose tooltip and accessible name (what
+/// screen readers say) name the action, in the HIG's header capitalization.
 final class TaskRowView {
     let root: Widget
     private let header = Make.label(classes: ["heading"])
@@ -33,6 +33,7 @@ final class TaskRowView {
         gtk_label_set_ellipsize(cast(name), PANGO_ELLIPSIZE_MIDDLE)
         gtk_label_set_ellipsize(cast(detail), PANGO_ELLIPSIZE_END)
         gtk_widget_set_margin_top(header, 12)
+        gtk_widget_set_margin_start(header, 12)   // in line with the rows' text
         let text = Make.box(true, spacing: 4, [name, progress, detail])
         gtk_widget_set_hexpand(text, 1)
         gtk_widget_set_valign(text, GTK_ALIGN_CENTER)
@@ -43,21 +44,24 @@ final class TaskRowView {
         // One way forward a state: a queued or running task can be paused; a paused one resumed;
         // a waiting one tried (or started) now, which is what Resume does to it.
         let active: (TaskInfo) -> Bool = { !$0.state.isFinal }
-        add(row, "Pause", actions.pause) { $0.state == .queued || $0.state == .running }
-        add(row, "Resume", actions.resume) { $0.state == .paused }
-        add(row, "Retry now", actions.resume) { $0.state == .waiting && $0.reason != .credentials && $0.reason != .scheduled }
-        add(row, "Start now", actions.resume) { $0.state == .waiting && $0.reason == .scheduled }
+        add(row, "media-playback-pause-symbolic", "Pause", actions.pause) { $0.state == .queued || $0.state == .running }
+        add(row, "media-playback-start-symbolic", "Resume", actions.resume) { $0.state == .paused }
+        add(row, "view-refresh-symbolic", "Retry Now", actions.resume) {
+            $0.state == .waiting && $0.reason != .credentials && $0.reason != .scheduled
+        }
+        add(row, "media-playback-start-symbolic", "Start Now", actions.resume) { $0.state == .waiting && $0.reason == .scheduled }
         // A proxy (or server) waits for a user and password the user gives here.
-        add(row, "Log In…", actions.login) { $0.state == .waiting && $0.reason == .credentials }
-        add(row, "Cancel", actions.cancel, active)
-        add(row, "Open", actions.open) { $0.state == .completed && $0.kind == .download }
-        add(row, "Show in folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }
-        add(row, "Retry", actions.retry) { $0.state == .failed && $0.kind == .download }
-        add(row, "Remove from list", actions.remove) { $0.state.isFinal }
+        add(row, "dialog-password-symbolic", "Log In…", actions.login) { $0.state == .waiting && $0.reason == .credentials }
+        add(row, "process-stop-symbolic", "Cancel", actions.cancel, active)
+        add(row, "document-open-symbolic", "Open", actions.open) { $0.state == .completed && $0.kind == .download }
+        add(row, "folder-open-symbolic", "Show in Folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }
+        add(row, "view-refresh-symbolic", "Retry", actions.retry) { $0.state == .failed && $0.kind == .download }
+        add(row, "edit-clear-symbolic", "Remove from List", actions.remove) { $0.state.isFinal }
     }
 
-    private func add(_ row: Widget, _ title: String, _ action: @escaping (TaskInfo) -> Void, _ shown: @escaping (TaskInfo) -> Bool) {
-        let b = Make.button(title) { [unowned self] in if let task { action(task) } }
+    private func add(_ row: Widget, _ icon: String, _ title: String, _ action: @escaping (TaskInfo) -> Void,
+                     _ shown: @escaping (TaskInfo) -> Bool) {
+        let b = Make.iconButton(icon, title) { [unowned self] in if let task { action(task) } }
         gtk_widget_set_valign(b, GTK_ALIGN_CENTER)
         gtk_box_append(cast(row), b)
         buttons.append((b, shown))

@@ -24,7 +24,7 @@ import Testing
         #expect(p.hints["sound-name"] == .string("complete-download"))
         #expect(p.hints["category"] == .string("transfer.complete"))
         #expect(p.hints["desktop-entry"] == .string("ferry"))
-        #expect(p.actions == ["default", "Open", "open", "Open", "show", "Show in folder"])
+        #expect(p.actions == ["default", "Open", "open", "Open", "show", "Show in Folder"])
         #expect(try badge(h) == 1)
         // The badge survives a restart; the viewer resets it.
         h.killAgent(signal: SIGTERM)

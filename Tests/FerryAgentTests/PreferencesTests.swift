@@ -13,7 +13,7 @@ import Testing
         try h.startAgent(downloadDir: false)
         try h.startDisplay()
         _ = try h.spawnWaitable(Harness.ferry, ["view"])
-        _ = try h.windowDriver("press", "-", "Preferences")
+        _ = try h.windowDriver("key", "ctrl+comma")   // Preferences: the main menu's, or Ctrl+,
 
         _ = try h.windowDriver("set", "Transfers at once", "3")
         try h.eventually("max-transfers set by the dialog") { try h.config("get", "max-transfers") == "3" }
@@ -49,7 +49,7 @@ import Testing
         try h.startAgent(downloadDir: false)
         try h.startDisplay()
         _ = try h.spawnWaitable(Harness.ferry, ["view"])
-        _ = try h.windowDriver("press", "-", "Preferences")
+        _ = try h.windowDriver("key", "ctrl+comma")   // Preferences: the main menu's, or Ctrl+,
         _ = try h.windowDriver("get", "Download folder", folder)
         // GTK 4.8 gives no character extents over AT-SPI: the field is measured against the
         // width 40 characters of the UI font take (7 px each at most in DejaVu Sans 10, the

@@ -37,9 +37,10 @@ import Testing
         let window = try h.spawnWaitable(Harness.ferry, ["view"])   // a display: the window, not text
         let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "report.pdf", "movie.bin").utf8))
         #expect(shown.title == "Downloads")
-        #expect(shown.buttons.contains("Clear finished") && shown.buttons.contains("Preferences"))
+        // The header bar's frequent action; Preferences is in the main menu (Ctrl+,), not twice.
+        #expect(shown.buttons.contains("Clear Finished") && !shown.buttons.contains("Preferences"))
         let finished = try #require(shown.row("report.pdf"))
-        #expect(finished.buttons == ["Open", "Show in folder", "Remove from list"])
+        #expect(finished.buttons == ["Open", "Show in Folder", "Remove from List"])
         #expect(finished.progress.isEmpty)
         let active = try #require(shown.row("movie.bin"))
         #expect(active.progress == ["Progress of movie.bin"])
@@ -60,7 +61,7 @@ import Testing
         // Remove from list removes the row and the task, never the file.
         let done = try #require(try AgentProxy(h.client()).allTasks(session: nil).first { $0.state == .completed })
         let report = try #require(done.file)
-        _ = try h.windowDriver("press", "report.pdf", "Remove from list")
+        _ = try h.windowDriver("press", "report.pdf", "Remove from List")
         _ = try h.windowDriver("gone", "report.pdf")
         #expect(try AgentProxy(h.client()).allTasks(session: nil).map(\.id) == [running])
         #expect(FileManager.default.fileExists(atPath: report))
@@ -79,7 +80,7 @@ import Testing
         #expect(window.isRunning)
     }
 
-    /// A row waiting to retry: one way forward ("Retry now", Cancel; no Pause beside Resume), no
+    /// A row waiting to retry: one way forward ("Retry Now", Cancel; no Pause beside Resume), no
     /// still pulse for a size nobody knows, the retry time as the locale writes it (en_US: "2:03
     /// PM", not a fixed "14:03:00"); and the URL field refuses what the agent refuses (ftp://).
     @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
@@ -95,7 +96,7 @@ import Testing
         _ = try h.spawnWaitable(Harness.ferry, ["view"])
         let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "nothing.bin").utf8))
         let row = try #require(shown.row("nothing.bin"))
-        #expect(row.buttons == ["Retry now", "Cancel"])
+        #expect(row.buttons == ["Retry Now", "Cancel"])
         #expect(row.progress.isEmpty)
         let retrying = try #require(row.labels.first { $0.hasPrefix("Retrying at ") })
         // "Retrying at 9:26 PM · 0 bytes" (ICU puts a narrow no-break space before PM)
@@ -234,5 +235,24 @@ import Testing
         _ = try h.windowDriver("click", "Log In")
         try h.eventually("completed") { try h.show(id)["state"] as? String == "completed" }
         #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(try h.show(id)["file"] as? String))) == data)
+    }
+
+    /// GNOME's HIG: Clear Finished cannot be pressed with nothing to clear, and can once a
+    /// download has finished; row buttons are icons whose tooltip and accessible name say what
+    /// they do, in header capitalization.
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func clearFinishedOnlyWhenThereIsSomethingToClear() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startFaultServer()
+        try h.makeFile("notes.txt", size: 1_000)
+        try h.startAgent()
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        #expect(try h.windowDriver("enabled", "Clear Finished", "false").hasPrefix("false"))
+        #expect(try h.ferry("download", "--wait", h.faultURL("notes.txt")).status == 0)
+        #expect(try h.windowDriver("enabled", "Clear Finished", "true").hasPrefix("true"))
+        let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "notes.txt").utf8))
+        #expect(shown.row("notes.txt")?.buttons == ["Open", "Show in Folder", "Remove from List"])
     }
 }

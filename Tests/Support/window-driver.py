@@ -18,6 +18,8 @@
   window-driver.py get NAME [VALUE]    print the control's value (wait until it is VALUE if given)
   window-driver.py width NAME          the control's width on screen, in pixels
   window-driver.py click NAME          press the button named NAME in any of the app's windows (a dialog's)
+  window-driver.py enabled NAME [VALUE] whether the button NAME can be pressed ("true"/"false"; waits for VALUE)
+  window-driver.py key KEYS            type KEYS (xdotool's names, e.g. ctrl+comma) into the Downloads window
 
 Waits poll the accessibility tree for the condition (at most 30 s), never a fixed time.
 """
@@ -61,6 +63,8 @@ def control(name):
 
 
 def value_of(n):
+    if n.getRoleName() == "push button":
+        return "true" if n.getState().contains(pyatspi.STATE_SENSITIVE) else "false"
     role = n.getRoleName()
     if role == "spin button":
         return str(int(n.queryValue().currentValue))
@@ -155,7 +159,7 @@ def main(args):
         _, target = until(f"field {field!r}", lambda f: next((n for n in walk(f) if n.getRoleName() == "text" and n.name == field), None))
         target.queryEditableText().setTextContents(text)
         print("typed")
-    elif args[0] in ("set", "toggle", "get", "click"):
+    elif args[0] in ("set", "toggle", "get", "click", "enabled"):
         name = args[1]
         deadline = time.monotonic() + 30
         while (n := control(name)) is None:
@@ -171,7 +175,7 @@ def main(args):
         elif args[0] in ("toggle", "click"):
             n.queryAction().doAction(0)
             print("toggled" if args[0] == "toggle" else "clicked")
-        else:
+        else:   # get, enabled
             want = args[2] if len(args) > 2 else None
             while want is not None and value_of(n) != want and time.monotonic() < deadline:
                 time.sleep(0.1)
@@ -200,6 +204,12 @@ def main(args):
         else:
             subprocess.check_call(["xdotool"] + at + ["click", "--repeat", "2", "--delay", "80", "1"])
         print("activated")
+    elif args[0] == "key":
+        frame, _ = until("the window", lambda f: f)
+        wid = subprocess.check_output(["xdotool", "search", "--onlyvisible", "--name", "^%s$" % frame.name], text=True).split()[0]
+        # No window manager under Xvfb: focus the window, then type (XTest, real input events).
+        subprocess.check_call(["xdotool", "windowfocus", "--sync", wid, "key", args[1]])
+        print("typed")
     elif args[0] == "gone":
         until(f"{args[1]} gone", lambda f: row_named(f, args[1]) is None)
         print("gone")
