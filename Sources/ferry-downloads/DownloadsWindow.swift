@@ -125,6 +125,7 @@ final class DownloadsWindow {
             showInFolder: { [unowned self] t in showInFolder(t) },
             retry: { [unowned self] t in retry(t) },
             remove: { [unowned self] t in send(AgentCalls.removeTasks([t.id])) { _ in } },
+            openReply: { [unowned self] t in if let reply = t.replyFile { open(file: reply) } },
             login: { [unowned self] t in
                 LoginDialog(parent: window, task: t) { [weak self] c in
                     self?.send(AgentCalls.answerChallenge(t.id, .credential(c))) { _ in }
@@ -245,7 +246,12 @@ final class DownloadsWindow {
 
     /// The default app for the file, through GIO.
     private func open(_ t: TaskInfo) {
-        guard let file = t.file, let uri = uri(file) else { return }
+        if let file = t.file { open(file: file) }
+    }
+
+    /// A file with the desktop's default app for it, through GIO.
+    private func open(file: String) {
+        guard let uri = uri(file) else { return }
         guard FileManager.default.fileExists(atPath: file) else { say("\(file) is no longer there (moved or deleted)"); return }
         let context = gdk_display_get_app_launch_context(gdk_display_get_default())
         g_app_info_launch_default_for_uri_async(uri, cast(context), nil, { _, result, _ in

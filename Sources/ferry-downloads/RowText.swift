@@ -58,8 +58,9 @@ enum RowText {
         case .failed: return "Failed: " + (t.error ?? "unknown error")
         case .canceled: return "Canceled"
         default:
-            if t.kind == .upload {   // "Sent 1.0 MB to example.org · today 14:03"
-                return "Sent \(bytes(t.received)) to \(host(t.url)) · " + when(t.updated)
+            if t.kind == .upload {   // "Sent 1.0 MB to example.org · answered 201 · today 14:03"
+                let answer = t.replyStatus.map { ["answered \($0)" + (t.replyCut ? " (reply cut at 1 MiB)" : "")] } ?? []
+                return (["Sent \(bytes(t.received)) to \(host(t.url))"] + answer + [when(t.updated)]).joined(separator: " · ")
             }
             let folder = t.file.map { (($0 as NSString).deletingLastPathComponent as NSString).lastPathComponent } ?? ""
             return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")

@@ -37,6 +37,7 @@ final class TaskList {
     private var speeds: [Int64: TransferSpeed] = [:]
     private var changed: [Int64: TaskState] = [:]
     private var removed = false
+    private var repliesAsked: Set<Int64> = []
     private var flushArmed = false
 
     init(client: BusClient) {
@@ -63,6 +64,7 @@ final class TaskList {
         guard let page = pages[key] else { request(key); return nil }
         guard offset % Self.pageSize < page.count else { return nil }
         let task = page[offset % Self.pageSize]
+        if task.kind == .upload, task.state == .completed, task.replyStatus == nil { askReply(of: task.id) }
         let header = offset == 0 ? (section == .active ? "Active" : "Finished") : nil
         return Row(task: task, speed: task.state == .running ? speeds[task.id]?.bytesPerSecond : nil, header: header)
     }
@@ -93,6 +95,17 @@ final class TaskList {
             let start = (key.section == .active ? 0 : activeCount) + key.index * Self.pageSize
             let shown = min(rows.count, Int(model.count) - start)
             for position in start..<start + max(0, shown) { onRowChanged(position) }
+        }
+    }
+
+    /// A finished upload's reply (status, file) is not in a page's rows (ListTaskRows keeps to
+    /// what every row shows): read with GetTask once, when its row is first shown.
+    private func askReply(of id: Int64) {
+        guard repliesAsked.insert(id).inserted else { return }
+        client.send(AgentCalls.getTask(id)) { [weak self] result in
+            guard let self, case .success(let task) = result, let at = locate(id) else { return }
+            pages[at.key]![at.index] = task
+            onRowChanged(at.position)
         }
     }
 

@@ -12,6 +12,7 @@ struct TaskActions {
     var showInFolder: (TaskInfo) -> Void
     var retry: (TaskInfo) -> Void
     var remove: (TaskInfo) -> Void
+    var openReply: (TaskInfo) -> Void
     var login: (TaskInfo) -> Void
 }
 
@@ -55,6 +56,10 @@ final class TaskRowView {
         add(row, "process-stop-symbolic", "Cancel", actions.cancel, active)
         add(row, "document-open-symbolic", "Open", actions.open) { $0.state == .completed && $0.kind == .download }
         add(row, "folder-open-symbolic", "Show in Folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }
+        // An upload's reply (the server's answer body), the user's own: an app's is the app's to read.
+        add(row, "document-open-symbolic", "Open Reply", actions.openReply) {
+            $0.state == .completed && $0.kind == .upload && !($0.replyFile ?? "").isEmpty && $0.app.isEmpty
+        }
         add(row, "view-refresh-symbolic", "Retry", actions.retry) { $0.state == .failed && $0.kind == .download }
         add(row, "edit-clear-symbolic", "Remove from List", actions.remove) { $0.state.isFinal }
     }

@@ -142,7 +142,7 @@ import Testing
     }
 
     /// An upload's row: named after the file sent, its bytes sent (with rate and time left) while
-    /// it runs; once done, where it went.
+    /// it runs; once done, where it went, the server's status and its reply to open.
     @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
     func anUploadsRowSaysWhatIsSent() throws {
         let h = try Harness()
@@ -160,7 +160,9 @@ import Testing
         #expect(running.labels.contains { $0.hasPrefix("Sent ") && $0.contains(" of 600.0") }, "\(running.labels)")   // sizes have a no-break space
         #expect(running.progress == ["Progress of up.bin"])
         let done = try #require(shown.row("done.bin"))
-        #expect(done.labels.contains { $0.hasPrefix("Sent 1.0") && $0.contains(" to 127.0.0.1 · ") }, "\(done.labels)")
+        #expect(done.labels.contains { $0.hasPrefix("Sent 1.0") && $0.contains(" to 127.0.0.1 · answered 201 · ") }, "\(done.labels)")
+        // The server's answer is there to read (issue 43, item 6).
+        #expect(done.buttons == ["Open Reply", "Remove from List"], "\(done.buttons)")
     }
 
     /// Enter on a row, or a double click on it, opens its file with the desktop's default app
