@@ -22,7 +22,7 @@ enum RowText {
         ByteSize.text(n)
     }
 
-    /// "3.2 MB of 10 MB · 1.1 MB/s · 6 s left", or why the task waits.
+    /// "3.2 MB of 10 MB · 1.1 MiB/s · 6 s left", or why the task waits.
     static func active(_ t: TaskInfo, speed: Double?) -> String {
         let amount = (t.kind == .upload ? "Sent " : "") + (t.expected.map { "\(bytes(t.received)) of \(bytes($0))" } ?? bytes(t.received))
         switch t.state {
@@ -31,7 +31,7 @@ enum RowText {
         case .waiting: return "\(waiting(t)) · \(amount)"
         default:
             guard let speed, speed > 0 else { return amount }
-            var parts = [amount, "\(bytes(Int64(speed)))/s"]
+            var parts = [amount, ByteSize.rate(Int64(speed))]
             if let e = t.expected, e > t.received { parts.append(duration(Double(e - t.received) / speed) + " left") }
             return parts.joined(separator: " · ")
         }

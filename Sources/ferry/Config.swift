@@ -22,6 +22,13 @@ struct Config: ParsableCommand {
         }
     }
 
+    /// A value as `set` takes it back: a limit as a rate ("2.0 MiB/s"; 0: none), an empty text as ''.
+    static func shown(_ value: String, key: String) -> String {
+        if value.isEmpty { return "''" }
+        if key.hasSuffix("-limit"), let n = Int64(value), n > 0 { return ByteSize.rate(n).replacingOccurrences(of: "\u{00A0}", with: " ") }
+        return value
+    }
+
     static let keyCompletion = CompletionKind.custom { _, _, _ in (try? SettingsStore().keys) ?? [] }
 
     struct ListSettings: ParsableCommand {
@@ -41,10 +48,9 @@ struct Config: ParsableCommand {
                     })
                 }
                 for i in infos {
-                    let shown = i.value.isEmpty ? "''" : i.value
-                    print("\(i.key) = \(shown)" + (i.isSet ? "" : "  (default)"))
+                    print("\(i.key) = \(Config.shown(i.value, key: i.key))" + (i.isSet ? "" : "  (default)"))
                     print("    \(i.summary). \(i.description)")
-                    print("    default \(i.defaultValue.isEmpty ? "''" : i.defaultValue); \(i.allowed)")
+                    print("    default \(Config.shown(i.defaultValue, key: i.key)); \(i.allowed)")
                 }
             }
         }
@@ -54,7 +60,7 @@ struct Config: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print one setting's value.",
                                                         discussion: "Example: ferry config get download-limit")
         @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
-        func run() throws { try Config.withStore { print(try $0.info(key).value) } }
+        func run() throws { try Config.withStore { let i = try $0.info(key); print(Config.shown(i.value, key: i.key)) } }
     }
 
     struct Set: ParsableCommand {

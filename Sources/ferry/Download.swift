@@ -127,7 +127,7 @@ struct Download: ParsableCommand {
         let width = 30
         var rate = ""
         if let s = speed?.bytesPerSecond, s > 0 {
-            rate = " \(Output.bytes(Int64(s)))/s"
+            rate = " \(ByteSize.rate(Int64(s)))"
             if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { rate += ", \(TransferSpeed.duration(left)) left" }
         }
         guard let e = t.expected, e > 0 else { return "\(Output.stateText(t)) \(Output.bytes(t.received))" + rate }

@@ -58,6 +58,11 @@ enum Output {
         return stdoutIsTerminal ? text : text.replacingOccurrences(of: "\u{00A0}", with: " ")
     }
 
+    static func rate(_ n: Int64) -> String {
+        let text = ByteSize.rate(n)
+        return stdoutIsTerminal ? text : text.replacingOccurrences(of: "\u{00A0}", with: " ")
+    }
+
     static func progress(_ t: TaskInfo) -> String {
         if let e = t.expected, e > 0 {
             return String(format: "%3d%% %@/%@", Int(Double(t.received) * 100 / Double(e)), bytes(t.received), bytes(e))
@@ -78,7 +83,7 @@ enum Output {
         if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + why }
         var figures = progress(t)
         if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
-            figures += "  \(bytes(Int64(s)))/s"
+            figures += "  \(rate(Int64(s)))"
             if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { figures += ", \(TransferSpeed.duration(left)) left" }
         }
         let row = "\(pad(String(t.id), 6)) \(pad(stateText(t), stateWidth)) \(pad(figures, 24)) "

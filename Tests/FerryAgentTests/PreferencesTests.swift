@@ -24,7 +24,7 @@ import Testing
         try h.eventually("popups off") { try h.config("get", "popups") == "false" }
 
         _ = try h.windowDriver("set", "Download limit (KiB/s, 0 for none)", "512")
-        try h.eventually("the limit in bytes") { try h.config("get", "download-limit") == "524288" }
+        try h.eventually("the limit set") { try h.config("get", "download-limit") == "512.0 KiB/s" }
 
         let folder = h.root + "/home/Chosen"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

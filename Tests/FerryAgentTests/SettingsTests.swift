@@ -101,10 +101,13 @@ import Testing
         #expect(relative.status == 2 && relative.stderr.contains("must be an absolute path"))
         #expect(try h.config("get", "max-transfers") == "6")
 
+        // A limit reads as a rate, in the units it is set in, and what get prints set takes back.
         try h.config("set", "download-limit", "2M")
-        #expect(try h.config("get", "download-limit") == "2097152")
+        #expect(try h.config("get", "download-limit") == "2.0 MiB/s")
         try h.config("set", "upload-limit", "500K")
-        #expect(try h.config("get", "upload-limit") == "512000")
+        #expect(try h.config("get", "upload-limit") == "500.0 KiB/s")
+        try h.config("set", "upload-limit", try h.config("get", "download-limit"))
+        #expect(try h.config("get", "upload-limit") == "2.0 MiB/s")
 
         let json = try h.config("list", "--json")
         let keys = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])

@@ -26,3 +26,12 @@ import Testing
         #expect("réalm=".rangeIgnoringASCIICase(of: "realm=") == nil)
     }
 }
+
+/// Limits as people type them, and as a rate is shown (what `ferry config get` prints).
+@Suite struct SizeTextTests {
+    @Test func sizesAndRatesReadBack() {
+        #expect(SizeText.bytes("2M") == 2 << 20 && SizeText.bytes("500K") == 512_000 && SizeText.bytes("750000") == 750_000)
+        #expect(SizeText.bytes("2.0 MiB/s") == 2 << 20 && SizeText.bytes("500.0\u{00A0}KiB/s") == 512_000)
+        #expect(SizeText.bytes("two") == nil && SizeText.bytes("-1") == nil && SizeText.bytes("1 2M") == nil)
+    }
+}
