@@ -42,7 +42,7 @@ public enum IRI {
             var run: [UInt8] = []
             var j = i
             while j + 2 < bytes.count, bytes[j] == UInt8(ascii: "%"),
-                  let hi = hex(bytes[j + 1]), let lo = hex(bytes[j + 2]), hi << 4 | lo >= 0x80 {
+                  let hi = String.hexDigit(bytes[j + 1]), let lo = String.hexDigit(bytes[j + 2]), hi << 4 | lo >= 0x80 {
                 run.append(hi << 4 | lo)
                 j += 3
             }
@@ -69,14 +69,5 @@ public enum IRI {
         guard hostStart < end, s[hostStart] != "[" else { return nil }   // none, or an IPv6 literal
         let hostEnd = s[hostStart..<end].firstIndex(of: ":") ?? end
         return hostStart..<hostEnd
-    }
-
-    private static func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

@@ -157,6 +157,9 @@ public struct TaskMachine: Sendable {
             record.keepsEncoding = true
             return (.reject("the server labels a compressed file as content-encoded: fetching it again as sent"), [])
         }
+        if decoded, requestedOffset > 0 {   // a range of encoded bytes cannot follow decoded ones
+            return (.reject("the server encoded its answer to a range: fetching the whole file again"), [])
+        }
         let decision = Self.bodyDecision(status: status, contentRangeStart: contentRangeStart, requestedOffset: requestedOffset)
         if case .reject = decision { return (decision, []) }
         if decision == .append {

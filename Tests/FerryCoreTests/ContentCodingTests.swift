@@ -69,4 +69,14 @@ import Testing
         #expect(ContentCoding.isLabelledFile(contentType: "application/gzip; charset=binary", name: nil))
         #expect(!ContentCoding.isLabelledFile(contentType: "text/html", name: "index.html"))
     }
+
+    /// A resumed download whose server now encodes its answer is fetched whole again: encoded
+    /// bytes of a range cannot follow the bytes on disk.
+    @Test func anEncodedAnswerToARangeStartsAgain() {
+        var m = TaskMachine(TaskRecord(id: 3, session: "s", url: "http://h/data.json", host: "h", etag: "\"v1\""))
+        _ = m.start(partialBytes: 500, now: 1)
+        let (decision, _) = m.responseBegan(status: 206, contentRangeStart: 500, totalLength: 900, etag: "\"v1\"", lastModified: nil,
+                                            suggestedName: nil, contentEncoding: "gzip", contentType: "application/json")
+        guard case .reject = decision else { Issue.record("\(decision)"); return }
+    }
 }
