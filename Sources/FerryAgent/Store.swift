@@ -47,6 +47,10 @@ final class Store {
             // same tasks. Set before WAL is first used, SQLite then keeps the log's index in
             // memory and takes no lock per transaction.
             try db.execute("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+            // Statement journals and sorts in memory: in a file (/var/tmp/etilqs_*) they cost a
+            // small file's download 20 writes of 2 KiB (the count triggers make each task UPDATE
+            // a statement that may have to be undone alone). Nothing durable lives there.
+            try db.execute("PRAGMA temp_store = MEMORY")
             try Self.migrate(db)
         } catch let e as SQLiteError where e.primary == SQLITE_BUSY {
             throw FerryError(.storeUnavailable, "the store \(path) is in use by another ferryd (on another session bus?): one agent a state folder")
