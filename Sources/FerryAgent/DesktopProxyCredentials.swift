@@ -13,9 +13,11 @@ enum DesktopProxyCredentials {
     static func added(to uri: String, for url: String) -> String {
         guard url.lowercased().hasPrefix("https://"), let sep = uri.firstRange(of: "://") else { return uri }
         let scheme = uri[..<sep.lowerBound].lowercased()
-        let rest = uri[sep.upperBound...].split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let rest = String(uri[sep.upperBound...].prefix { $0 != "/" })   // the proxy's host:port
         guard scheme == "http" || scheme == "https", !rest.contains("@"),
-              let (host, port) = hostAndPort(rest), let userInfo = httpProxyUserInfo(host: host, port: port) else { return uri }
+              let (host, port) = hostAndPort(rest), let userInfo = httpProxyUserInfo(host: host, port: port) else {
+            return uri
+        }
         return String(uri[..<sep.upperBound]) + userInfo + "@" + String(uri[sep.upperBound...])
     }
 
@@ -43,7 +45,9 @@ enum DesktopProxyCredentials {
 
     /// "host:port" or "[v6]:port" (GNOME's resolver always names the port).
     private static func hostAndPort(_ authority: String) -> (String, Int)? {
-        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) else { return nil }
+        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) else {
+            return nil
+        }
         var host = String(authority[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host, port)
@@ -54,7 +58,11 @@ enum DesktopProxyCredentials {
         var out = ""
         for b in s.utf8 {
             let c = Character(Unicode.Scalar(b))
-            if b < 0x80, c.isLetter || c.isNumber || "-._~".contains(c) { out.append(c) } else { out += "%" + String(b, radix: 16, uppercase: true).leftPadded }
+            if b < 0x80, c.isLetter || c.isNumber || "-._~".contains(c) {
+                out.append(c)
+            } else {
+                out += "%" + String(b, radix: 16, uppercase: true).leftPadded
+            }
         }
         return out
     }

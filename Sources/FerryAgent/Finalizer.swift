@@ -59,7 +59,8 @@ enum Finalizer {
                              mode: mode_t) throws -> Saved {
         guard let folder = Paths.writableDirectory(directory) else {
             let why = access(directory, F_OK) == 0 ? "is not writable" : "is missing (a drive pulled, a share down?)"
-            throw Failure(name: "FolderMissing", message: "destination folder \(directory) \(why); the finished bytes are kept until it is back")
+            throw Failure(name: "FolderMissing",
+                          message: "destination folder \(directory) \(why); the finished bytes are kept until it is back")
         }
         let staged = syncFile(staging, mode: mode)
         CrashPoint.reached(.fileSynced)

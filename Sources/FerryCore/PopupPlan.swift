@@ -24,7 +24,9 @@ public struct PopupPlan: Sendable, Equatable {
     public static func plan(_ outcomes: [Outcome]) -> [PopupPlan] {
         var plans: [PopupPlan] = []
         let done = outcomes.compactMap { if case .completed(let f, let s) = $0 { return (f, s) } else { return nil } }
-        let failed = outcomes.compactMap { if case .failed(let n, let r) = $0 { return (shown(n), escaped(headline(r))) } else { return nil } }
+        let failed = outcomes.compactMap { o -> (String, String)? in
+            if case .failed(let n, let r) = o { return (shown(n), escaped(headline(r))) } else { return nil }
+        }
         if done.count == 1 {
             let (file, app) = done[0]
             plans.append(PopupPlan(summary: "Download complete!", body: shown(baseName(file)), category: "transfer.complete",
@@ -37,7 +39,8 @@ public struct PopupPlan: Sendable, Equatable {
             // The first failure with its reason; the others counted (the window and `ferry list` show them).
             let more = failed.count > 1 ? " — and \(failed.count - 1) more" : ""
             plans.append(PopupPlan(summary: failed.count == 1 ? "Download failed" : "\(failed.count) downloads failed",
-                                   body: "\(first.0): \(first.1)\(more)", category: "transfer.error", file: nil, icon: "dialog-error"))
+                                   body: "\(first.0): \(first.1)\(more)", category: "transfer.error", file: nil,
+                                   icon: "dialog-error"))
         }
         let waiting = outcomes.compactMap { if case .noSpace(let n) = $0 { return n } else { return nil } }
         if waiting.count == 1 {

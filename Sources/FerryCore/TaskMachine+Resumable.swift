@@ -169,7 +169,8 @@ extension TaskMachine {
             if outcome.uploadOffset != nil { record.received = reached }   // what the server has
             guard let size = record.expected, reached < size else { return nil }   // the last: the attempt's answer
             guard reached > sent || length == 0 else {
-                return fail(name: "Failed", message: "the server took none of \(length) bytes sent at offset \(sent) (its Upload-Offset stayed \(reached))",
+                let why = "the server took none of \(length) bytes sent at offset \(sent) (its Upload-Offset stayed \(reached))"
+                return fail(name: "Failed", message: why,
                             resumable: false, now: now)
             }
             return send(from: reached, now: now)

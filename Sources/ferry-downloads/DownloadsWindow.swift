@@ -150,7 +150,8 @@ final class DownloadsWindow {
             row.bind(list.row(at: position))
         }
         on(UnsafeMutableRawPointer(factory), "unbind") { [unowned self] item in
-            guard let child = gtk_list_item_get_child(OpaquePointer(item)), let data = g_object_get_data(cast(child), "ferry-row") else { return }
+            guard let child = gtk_list_item_get_child(OpaquePointer(item)),
+                  let data = g_object_get_data(cast(child), "ferry-row") else { return }
             let row = Unmanaged<TaskRowView>.fromOpaque(data).takeUnretainedValue()
             if let position = row.position, boundRows[position] === row { boundRows[position] = nil }
             row.position = nil

@@ -7,7 +7,9 @@ public enum ByteSize {
     /// A rate as the desktop writes one, in powers of 1024 as the limits are set:
     /// "500.0 KiB/s", "2.0 MiB/s" (what `ferry config set` takes back).
     public static func rate(_ bytesPerSecond: Int64) -> String {
-        guard let c = g_format_size_full(guint64(max(bytesPerSecond, 0)), G_FORMAT_SIZE_IEC_UNITS) else { return "\(bytesPerSecond) B/s" }
+        guard let c = g_format_size_full(guint64(max(bytesPerSecond, 0)), G_FORMAT_SIZE_IEC_UNITS) else {
+            return "\(bytesPerSecond) B/s"
+        }
         defer { g_free(c) }
         return String(cString: c) + "/s"
     }

@@ -211,7 +211,9 @@ extension AgentCore {
             throw error
         }
         if choice != .useCredential { tasks.credentials[id] = nil }
-        if case .credential(let c, let persistence) = reply, !tasks.proxyAsked.contains(id) { keepAnswer(c, persistence, task: id, ledger) }
+        if case .credential(let c, let persistence) = reply, !tasks.proxyAsked.contains(id) {
+            keepAnswer(c, persistence, task: id, ledger)
+        }
         wake(.schedule)
     }
 }

@@ -155,7 +155,12 @@ extension AgentCore {
             wake(.schedule)
             return
         }
-        if outcome.asksProxyCredentials { tasks.proxyAsked.insert(id) } else if outcome.httpStatus == 401 { tasks.proxyAsked.remove(id) }
+        // Which credentials the task's next challenge answer is for: the proxy's or the server's.
+        if outcome.asksProxyCredentials {
+            tasks.proxyAsked.insert(id)
+        } else if outcome.httpStatus == 401 {
+            tasks.proxyAsked.remove(id)
+        }
         let ended = try? withMachine(id, ledger) { m, now in
             _ = m.progressed(received: received, now: now)
             return m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,
