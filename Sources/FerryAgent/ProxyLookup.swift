@@ -13,6 +13,12 @@ struct ProxyChoice: Sendable, Equatable {
 
     static let direct = ProxyChoice(curlProxy: "", printable: nil)
 
+    /// Whether the proxy's URL names a user ("http://user:pw@host:3128").
+    var carriesCredentials: Bool {
+        guard let sep = curlProxy.firstRange(of: "://") else { return false }
+        return curlProxy[sep.upperBound...].contains("@")
+    }
+
     /// From one of GProxyResolver's answers: "direct://", "http://user:pw@host:3128",
     /// "socks://host:1080". nil for a scheme curl does not speak.
     init?(resolverURI uri: String) {

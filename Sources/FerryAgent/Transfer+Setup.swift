@@ -31,14 +31,12 @@ extension Transfer {
         // multiplex, and a second transfer waited for the first's answer to end (a stall when
         // the first is slow).
         if plan.url.lowercased().hasPrefix("https:") { ferry_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1) }
-        // Every scheme curl knows (Basic, Digest, NTLM, Negotiate) for credentials in the URL or
-        // from a challenge's answer: curl asks the server which it wants and finishes the rounds
-        // itself, so only a final 401 reaches the agent. Without credentials it changes nothing.
-        ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, Self.anyAuth)
         if let proxy {
             // Credentials in the proxy's URL are curl's to use (any scheme it knows), never logged.
             ferry_easy_setopt_str(easy, CURLOPT_PROXY, proxy.curlProxy)
-            ferry_easy_setopt_long(easy, CURLOPT_PROXYAUTH, Self.anyAuth)
+            if proxy.carriesCredentials || plan.proxyCredential != nil {
+                ferry_easy_setopt_long(easy, CURLOPT_PROXYAUTH, Self.anyAuth)
+            }
             // An answer to the proxy's 407 wins over credentials in the proxy's URL.
             if let c = plan.proxyCredential {
                 ferry_easy_setopt_str(easy, CURLOPT_PROXYUSERNAME, c.user)
@@ -74,12 +72,17 @@ extension Transfer {
         ferry_easy_set_write(easy, Transfer.writeCallback, me)
     }
 
-    /// An answer to the server's challenge (kept in memory only).
     /// CURLAUTH_ANY: every bit but CURLAUTH_DIGEST_IE (curl.h's casts do not import).
     static let anyAuth = Int(bitPattern: ~UInt(16))
 
+    /// The task's credentials (from the keyring or a challenge's answer, memory only), with every
+    /// scheme curl knows (Basic, Digest, NTLM, Negotiate): curl asks the server which it wants and
+    /// finishes the rounds itself, so only a final 401 reaches the agent. Only with credentials:
+    /// a handle that allows NTLM makes curl look through every idle connection to the host for
+    /// one bound to the same user (a liveness poll each) instead of taking the first.
     func authenticate(_ credential: Credential?) {
         guard let credential else { return }
+        ferry_easy_setopt_long(easy, CURLOPT_HTTPAUTH, Self.anyAuth)
         ferry_easy_setopt_str(easy, CURLOPT_USERNAME, credential.user)
         ferry_easy_setopt_str(easy, CURLOPT_PASSWORD, credential.password)
     }

@@ -129,6 +129,7 @@ extension AgentCore {
         }
         for id in ids {
             out.append(.discardBytes(id))
+            rememberMachine(id)
             tasks.machines[id] = nil
             user.spaceWarned.remove(id)
         }

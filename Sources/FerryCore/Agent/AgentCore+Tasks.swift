@@ -6,20 +6,29 @@ extension AgentCore {
     @discardableResult
     mutating func withMachine(_ id: Int64, _ ledger: AgentLedger, stored: TaskRecord? = nil,
                               _ body: (inout TaskMachine, _ now: Int64) throws -> [TaskMachine.Action]) throws -> TaskRecord {
+        // Taken out of memory, not copied: changed in place by its one owner, then put back.
+        rememberMachine(id)
         var m: TaskMachine
-        if let live = tasks.machines[id] {
-            m = live
+        let live: Bool
+        if let taken = tasks.machines.removeValue(forKey: id) {
+            (m, live) = (taken, true)
         } else if let r = try stored ?? ledger.task(id) {
-            m = TaskMachine(r)
+            (m, live) = (TaskMachine(r), false)
         } else {
             throw FerryError(.noSuchTask, "no task with id \(id)")
         }
-        let before = m
-        let actions = try body(&m, now)
-        touch(id, before: before)
-        tasks.machines[id] = m
-        carryOut(actions, id, stateBefore: before.record.state)
-        let record = tasks.machines[id]?.record ?? m.record
+        let stateBefore = m.record.state
+        let actions: [TaskMachine.Action]
+        do {
+            actions = try body(&m, now)
+        } catch {
+            if live { tasks.machines[id] = m }   // a machine's step refuses before it changes anything
+            throw error
+        }
+        touch(id, session: m.record.session)
+        tasks.machines[id] = consume m
+        carryOut(actions, id, stateBefore: stateBefore)
+        guard let record = tasks.machines[id]?.record else { preconditionFailure("carryOut keeps the machine") }
         if record.state != .running || (!tasks.attached.contains(id) && !tasks.finalizing.contains(id)) { tasks.machines[id] = nil }
         // Rechecks cycle waiting → queued → running: the warning is forgotten only when the task
         // ends, is paused or waits for something else.
@@ -36,8 +45,7 @@ extension AgentCore {
 
     private mutating func carryOut(_ actions: [TaskMachine.Action], _ id: Int64, stateBefore: TaskState) {
         for action in actions {
-            guard let m = tasks.machines[id] else { return }
-            let r = m.record
+            guard let r = tasks.machines[id]?.record else { return }
             switch action {
             case .startTransfer(var plan):
                 if config(r.session).cookies { plan.cookieJar = settings.state.cookieJar(r.session) }
@@ -234,7 +242,10 @@ extension AgentCore {
         case (.checksumMismatch(let message), _), (.failed(_, let message), _): log(.warning, "task \(id): failed: \(message)")
         default: break
         }
-        if record?.state != .running { tasks.machines[id] = nil }
+        if record?.state != .running {
+            rememberMachine(id)
+            tasks.machines[id] = nil
+        }
         wake(.schedule)
     }
 

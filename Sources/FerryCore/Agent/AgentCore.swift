@@ -149,6 +149,7 @@ public struct AgentCore: Sendable {
         for (id, bytes) in received.sorted(by: { $0.key < $1.key }) {
             guard var m = tasks.machines[id] else { continue }
             _ = m.progressed(received: bytes, now: now)
+            rememberMachine(id)
             tasks.machines[id] = nil
             out.append(.store(.update(m.record)))
         }
@@ -172,6 +173,8 @@ public struct AgentCore: Sendable {
     public mutating func commitFailed(now: Int64) -> [AgentEffect] {
         guard let start = turnStart else { return [] }
         var core = start.before[0]
+        core.tasks.machines = tasks.machines
+        for (id, before) in start.machinesBefore { core.tasks.machines[id] = before }
         core.sessions.carryOver(from: sessions, lastSeq: start.lastSeq)
         core.tasks.carryOver(detached: start.detached, finalized: start.finalized, touched: start.touched)
         core.wakes = wakes
@@ -190,9 +193,16 @@ public struct AgentCore: Sendable {
     }
 
     /// Remembers a task's machine (and its session's last event) as changed by the open turn.
-    mutating func touch(_ id: Int64, before: TaskMachine) {
+    mutating func touch(_ id: Int64, session: String) {
         guard turnStart != nil, turnStart!.touched.insert(id).inserted else { return }
-        touchQueue(before.record.session)
+        touchQueue(session)
+    }
+
+    /// Keeps a task's machine as it was before the open turn, before the turn first changes it
+    /// (the turn's copy of the core leaves the machines out: a turn copies only those it changes).
+    mutating func rememberMachine(_ id: Int64) {
+        guard turnStart != nil, turnStart!.machinesBefore.index(forKey: id) == nil else { return }
+        turnStart!.machinesBefore[id] = .some(tasks.machines[id])
     }
 
     mutating func touchQueue(_ session: String) {

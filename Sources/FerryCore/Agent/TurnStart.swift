@@ -1,8 +1,10 @@
 /// The core as it was when the open turn began, and what the shell did during the turn that a
 /// rollback cannot take back. The core is copied whole (value semantics: a field added later
 /// is restored too); only the event queues are left out of the copy, since they roll back by
-/// sequence number (copying them would copy every queued event once per turn), and the hints
-/// of `World`, which may be large and are never rolled back.
+/// sequence number (copying them would copy every queued event once per turn), the machines,
+/// kept one by one as the turn first changes them (`machinesBefore`: copying them all would
+/// copy every running task's record once per turn), and the hints of `World`, which may be
+/// large and are never rolled back.
 struct TurnStart: Sendable {
     /// One element: a struct cannot hold a value of its own type directly.
     let before: [AgentCore]
@@ -10,6 +12,8 @@ struct TurnStart: Sendable {
     var lastSeq: [String: UInt64] = [:]
     /// Tasks whose machine the turn changed.
     var touched: Set<Int64> = []
+    /// Each machine the turn changed or removed, as it was before (nil: none in memory).
+    var machinesBefore: [Int64: TaskMachine?] = [:]
     /// Transfers that ended and saves that finished during the turn: gone in the shell.
     var detached: Set<Int64> = [], finalized: Set<Int64> = []
     /// Completed in the turn: their staged bytes are gone once it commits (not before).
@@ -18,6 +22,7 @@ struct TurnStart: Sendable {
     init(_ core: AgentCore) {
         var copy = core
         copy.sessions.queues = [:]
+        copy.tasks.machines = [:]
         copy.world = World()
         copy.out = []
         before = [copy]
