@@ -27,8 +27,9 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CNotify", path: "Sources/CNotify", pkgConfig: "libnotify",
                        providers: [.apt(["libnotify-dev"])]),
-        .systemLibrary(name: "CGtk", path: "Sources/CGtk", pkgConfig: "gtk4",
-                       providers: [.apt(["libgtk-4-dev"])]),
+        // GTK 4 with libadwaita (GNOME's widgets and styles): one module, as adwaita.h includes gtk.h.
+        .systemLibrary(name: "CGtk", path: "Sources/CGtk", pkgConfig: "libadwaita-1",
+                       providers: [.apt(["libgtk-4-dev", "libadwaita-1-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",

@@ -2,7 +2,7 @@
 /// alone (the agent links FoundationEssentials only, which has none of these).
 extension StringProtocol {
     /// Without leading and trailing white space.
-    var trimmingSpaces: String {
+    public var trimmingSpaces: String {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])
     }

@@ -2,7 +2,7 @@ import CGLib
 import CGtk
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// The Downloads window: a URL field, the task list (or a friendly empty state), "Clear
 /// finished", and a line for the last error. Opening or focusing it resets the badge.
@@ -27,15 +27,14 @@ final class DownloadsWindow {
         self.client = client
         settings = try? SettingsStore()
         list = TaskList(client: client)
-        window = gtk_application_window_new(app)
+        window = adw_application_window_new(app)
         gtk_window_set_title(cast(window), "Downloads")
         gtk_window_set_default_size(cast(window), 760, 560)
 
-        let header = gtk_header_bar_new()!
+        let header = adw_header_bar_new()!
         // The header bar has the frequent action; Preferences and About are in the main menu.
-        gtk_header_bar_pack_end(cast(header), mainMenu())
-        gtk_header_bar_pack_start(cast(header), clearButton)
-        gtk_window_set_titlebar(cast(window), header)
+        adw_header_bar_pack_end(cast(header), mainMenu())
+        adw_header_bar_pack_start(cast(header), clearButton)
         // Shortcuts: Ctrl+, preferences, Ctrl+L the URL field, Ctrl+W closes, Ctrl+Q quits.
         let map = UnsafeMutableRawPointer(window)
         action(map, app, "preferences", keys: ["<Control>comma"]) { [unowned self] in showPreferences() }
@@ -59,10 +58,8 @@ final class DownloadsWindow {
         gtk_widget_set_vexpand(stack, 1)
         gtk_widget_set_visible(message, 0)
         Make.margins(message, 6, 12)
-        let overlay = gtk_overlay_new()!
-        gtk_overlay_set_child(cast(overlay), Make.box(true, spacing: 0, [bar, stack, message]))
-        gtk_overlay_add_overlay(cast(overlay), toast.widget)
-        gtk_window_set_child(cast(window), overlay)
+        adw_toast_overlay_set_child(cast(toast.overlay), Make.box(true, spacing: 0, [bar, stack, message]))
+        adw_application_window_set_content(cast(window), Make.box(true, spacing: 0, [header, toast.overlay]))
         // What a toast still offers to undo is done when the window closes.
         onCloseRequest(UnsafeMutableRawPointer(window)) { [unowned self] in toast.flush() }
 
@@ -172,17 +169,11 @@ final class DownloadsWindow {
     }
 
     private func emptyState() -> Widget {
-        let icon = gtk_image_new_from_icon_name("folder-download-symbolic")!
-        gtk_image_set_pixel_size(cast(icon), 96)
-        gtk_widget_add_css_class(icon, "dim-label")
-        let title = Make.label("No downloads yet", classes: ["title-1"], xalign: 0.5)
-        let hint = Make.label("Paste or drop a link above to download it. Downloads from apps show up here too.",
-                              classes: ["dim-label"], xalign: 0.5)
-        gtk_label_set_wrap(cast(hint), 1)
-        let box = Make.box(true, spacing: 12, [icon, title, hint])
-        gtk_widget_set_valign(box, GTK_ALIGN_CENTER)
-        Make.margins(box, 24, 48)
-        return box
+        let page = adw_status_page_new()!
+        adw_status_page_set_icon_name(cast(page), "folder-download-symbolic")
+        adw_status_page_set_title(cast(page), "No Downloads Yet")
+        adw_status_page_set_description(cast(page), "Paste or drop a link above to download it. Downloads from apps show up here too.")
+        return page
     }
 
     // MARK: Actions
@@ -203,12 +194,12 @@ final class DownloadsWindow {
     }
 
     static func isURL(_ s: String) -> Bool {
-        guard let u = URL(string: s.trimmingCharacters(in: .whitespaces)), let scheme = u.scheme?.lowercased() else { return false }
+        guard let u = URL(string: s.trimmingSpaces), let scheme = u.scheme?.lowercased() else { return false }
         return ["http", "https"].contains(scheme) && u.host != nil   // what the agent downloads
     }
 
     private func downloadFromEntry() {
-        let text = String(cString: gtk_editable_get_text(cast(entry))).trimmingCharacters(in: .whitespaces)
+        let text = String(cString: gtk_editable_get_text(cast(entry))).trimmingSpaces
         guard Self.isURL(text) else { say("Not a web address: \"\(text)\" (http or https)"); return }
         download(text)
         gtk_editable_set_text(cast(entry), "")
@@ -258,7 +249,7 @@ final class DownloadsWindow {
         g_app_info_launch_default_for_uri_async(uri, cast(context), nil, { _, result, _ in
             var error: UnsafeMutablePointer<GError>?
             if g_app_info_launch_default_for_uri_finish(result, &error) == 0 {
-                FileHandle.standardError.write("ferry-downloads: cannot open: \(String(cString: error!.pointee.message))\n".data(using: .utf8)!)
+                fputs("ferry-downloads: cannot open: \(String(cString: error!.pointee.message))\n", stderr)
                 g_clear_error(&error)
             }
         }, nil)
@@ -268,7 +259,7 @@ final class DownloadsWindow {
     /// The file manager, showing the file selected (org.freedesktop.FileManager1), or else the folder.
     private func showInFolder(_ t: TaskInfo) {
         guard let file = t.file, let fileURI = uri(file) else { return }
-        let folder = (file as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: file)
         client.sendRaw(destination: "org.freedesktop.FileManager1", path: "/org/freedesktop/FileManager1",
                        interface: "org.freedesktop.FileManager1", method: "ShowItems",
                        args: [.strings([fileURI]), .string("")]) { [weak self] result in

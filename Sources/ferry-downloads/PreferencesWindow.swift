@@ -2,7 +2,8 @@ import CGLib
 import CGtk
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Preferences: the agent's settings (GSettings dev.ferry.Agent), each control bound to its
 /// key both ways, so a change applies at once (the agent follows the store) and a change made
@@ -10,58 +11,61 @@ import Foundation
 final class PreferencesWindow {
     let window: Widget
     private let store: SettingsStore
-    private let folder = gtk_entry_new()!
-    private let message = Make.label(classes: ["error"])
+    /// The folder's row (libadwaita's entry row: a GtkEditable) and the text field inside it.
+    private let folder = adw_entry_row_new()!
     /// The folder typed is applied once typing has paused (not "/", "/h", "/ho"… on the way).
     private var folderTimer: UInt32 = 0
 
     init(parent: Widget, store: SettingsStore) {
         self.store = store
-        window = gtk_window_new()
-        gtk_window_set_title(cast(window), "Preferences")
+        window = adw_preferences_window_new()
         gtk_window_set_transient_for(cast(window), cast(parent))
         gtk_window_set_hide_on_close(cast(window), 1)
-        gtk_window_set_default_size(cast(window), 520, -1)
+        adw_preferences_window_set_search_enabled(cast(window), 0)   // eight settings: nothing to search
 
-        let grid = gtk_grid_new()!
-        gtk_grid_set_row_spacing(cast(grid), 12)
-        gtk_grid_set_column_spacing(cast(grid), 18)
-        Make.margins(grid, 18, 18)
-        var row: Int32 = 0
-        func add(_ title: String, _ control: Widget, _ extra: Widget? = nil) {
-            let label = Make.label(title)
-            gtk_widget_set_hexpand(label, 1)
-            gtk_grid_attach(cast(grid), label, 0, row, 1, 1)
-            gtk_grid_attach(cast(grid), control, 1, row, extra == nil ? 2 : 1, 1)
-            if let extra { gtk_grid_attach(cast(grid), extra, 2, row, 1, 1) }
-            Accessible.label(control, title)
-            row += 1
-        }
-
-        // The folder: typed (applied when typing pauses, if it is a folder: an absolute path,
-        // as `ferry config set` checks it; empty for the XDG one) or chosen.
-        // On a row of its own under its title, the whole width: a path is read whole.
-        gtk_entry_set_placeholder_text(cast(folder), "Your Downloads folder")
-        gtk_widget_set_hexpand(folder, 1)
-        gtk_editable_set_width_chars(cast(folder), 44)
+        // The folder: typed (applied when typing pauses, if it is a folder: an absolute path, as
+        // `ferry config set` checks it; empty for the XDG one) or chosen. A row the page's whole
+        // width: a path is read whole.
+        adw_preferences_row_set_title(cast(folder), "Download folder")
+        let choose = Make.iconButton("folder-open-symbolic", "Choose Folder…") { [unowned self] in chooseFolder() }
+        gtk_widget_set_valign(choose, GTK_ALIGN_CENTER)
+        adw_entry_row_add_suffix(cast(folder), choose)
         g_settings_bind(cast(store.settings), "download-folder", cast(folder), "text", G_SETTINGS_BIND_GET)
         on(UnsafeMutableRawPointer(folder), "changed") { [unowned self] in folderEdited() }
-        gtk_grid_attach(cast(grid), Make.label("Download folder"), 0, row, 3, 1)
-        row += 1
-        gtk_grid_attach(cast(grid), Make.box(false, spacing: 6, [folder, Make.button("Choose…") { [unowned self] in chooseFolder() }]),
-                        0, row, 3, 1)
-        Accessible.label(folder, "Download folder")
-        row += 1
-        add("Transfers at once", spin("max-transfers", 1, 1000))
-        add("Transfers at once to one server", spin("max-per-host", 1, 1000))
-        add("Download limit (KiB/s, 0 for none)", spin("download-limit", 0, 1_073_741_824, kibibytes: true))
-        add("Upload limit (KiB/s, 0 for none)", spin("upload-limit", 0, 1_073_741_824, kibibytes: true))
-        add("Notification popups", toggle("popups"))
-        add("Use metered connections", toggle("allow-metered"))
-        add("Keep ended downloads in the list (days, 0 for ever)", spin("keep-ended-days", 0, 36_500))
-        gtk_widget_set_visible(message, 0)
-        gtk_grid_attach(cast(grid), message, 0, row, 3, 1)
-        gtk_window_set_child(cast(window), grid)
+        if let text = gtk_editable_get_delegate(cast(folder)) { Accessible.label(cast(text), "Download folder") }
+
+        let page = adw_preferences_page_new()!
+        let files = group("Files", [folder, row("Keep ended downloads in the list", "Days; 0 keeps them for ever",
+                                                spin("keep-ended-days", 0, 36_500))])
+        let transfers = group("Transfers", [
+            row("Transfers at once", nil, spin("max-transfers", 1, 1000)),
+            row("Transfers at once to one server", nil, spin("max-per-host", 1, 1000)),
+            row("Download limit", "KiB/s; 0 for none", spin("download-limit", 0, 1_073_741_824, kibibytes: true)),
+            row("Upload limit", "KiB/s; 0 for none", spin("upload-limit", 0, 1_073_741_824, kibibytes: true)),
+            row("Use metered connections", "Mobile data, a hotspot", toggle("allow-metered")),
+        ])
+        let popups = group("Notifications", [row("Notification popups", "Say when a download completes or fails", toggle("popups"))])
+        for g in [files, transfers, popups] { adw_preferences_page_add(cast(page), cast(g)) }
+        adw_preferences_window_add(cast(window), cast(page))
+    }
+
+    /// A titled group of rows.
+    private func group(_ title: String, _ rows: [Widget]) -> Widget {
+        let g = adw_preferences_group_new()!
+        adw_preferences_group_set_title(cast(g), title)
+        for r in rows { adw_preferences_group_add(cast(g), r) }
+        return g
+    }
+
+    /// A row with its control at the end (named after the row's title for screen readers).
+    private func row(_ title: String, _ subtitle: String?, _ control: Widget) -> Widget {
+        let r = adw_action_row_new()!
+        adw_preferences_row_set_title(cast(r), title)
+        if let subtitle { adw_action_row_set_subtitle(cast(r), subtitle) }
+        gtk_widget_set_valign(control, GTK_ALIGN_CENTER)
+        adw_action_row_add_suffix(cast(r), control)
+        adw_action_row_set_activatable_widget(cast(r), control)   // libadwaita names the control after the row
+        return r
     }
 
     func present() { gtk_window_present(cast(window)) }
@@ -105,8 +109,7 @@ final class PreferencesWindow {
     private func applyFolder() {
         let text = String(cString: gtk_editable_get_text(cast(folder)))
         guard text != store.string("download-folder") else { return }
-        var isFolder: ObjCBool = false
-        guard text.isEmpty || (FileManager.default.fileExists(atPath: text, isDirectory: &isFolder) && isFolder.boolValue) else {
+        guard text.isEmpty || Self.isFolder(text) else {
             say("Download folder: \(text) is not a folder")
             return
         }
@@ -122,9 +125,10 @@ final class PreferencesWindow {
         }
     }
 
+    /// A problem with what was typed, as a toast over the window (nil: nothing to say).
     private func say(_ text: String?) {
-        gtk_label_set_text(cast(message), text ?? "")
-        gtk_widget_set_visible(message, text == nil ? 0 : 1)
+        guard let text else { return }
+        adw_preferences_window_add_toast(cast(window), adw_toast_new(text))
     }
 
     private func chooseFolder() {
@@ -140,5 +144,10 @@ final class PreferencesWindow {
             g_object_unref(cast(chooser))
         }
         gtk_native_dialog_show(cast(chooser))
+    }
+
+    private static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 }

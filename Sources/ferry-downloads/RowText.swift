@@ -1,13 +1,15 @@
 import FerryBus
 import FerryCore
-import Foundation
+import CGLib
+import FoundationEssentials
+import Glibc
 
 /// The words and figures of a row: what the user reads, from a task and its speed.
 enum RowText {
     static func name(_ t: TaskInfo) -> String {
-        if let file = t.file, !file.isEmpty { return (file as NSString).lastPathComponent }
+        if let file = t.file, !file.isEmpty { return PathName.lastName(of: file) }
         // An upload: the file sent (the agent's own copies, "….upload", carry no name of the user's).
-        if t.kind == .upload, let sent = t.uploadFile, !sent.hasSuffix(".upload") { return (sent as NSString).lastPathComponent }
+        if t.kind == .upload, let sent = t.uploadFile, !sent.hasSuffix(".upload") { return PathName.lastName(of: sent) }
         let path = URL(string: t.url)?.lastPathComponent ?? ""
         return path.isEmpty || path == "/" ? host(t.url) : path
     }
@@ -62,32 +64,36 @@ enum RowText {
                 let answer = t.replyStatus.map { ["answered \($0)" + (t.replyCut ? " (reply cut at 1 MiB)" : "")] } ?? []
                 return (["Sent \(bytes(t.received)) to \(host(t.url))"] + answer + [when(t.updated)]).joined(separator: " · ")
             }
-            let folder = t.file.map { (($0 as NSString).deletingLastPathComponent as NSString).lastPathComponent } ?? ""
+            let folder = t.file.map { PathName.lastName(of: PathName.folder(of: $0)) } ?? ""
             return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")
         }
     }
 
     static func duration(_ seconds: Double) -> String { TransferSpeed.duration(seconds) }
 
-    private static func date(_ microseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
-
-    /// The time as the user's locale writes it ("14:03", "2:03 PM").
+    /// The time as the user's locale writes its clock: "14:03", or "2:03 PM" where the
+    /// locale's time has AM and PM (GLib's formats from the C locale data: no ICU here).
     static func clock(_ microseconds: Int64) -> String {
-        let f = DateFormatter()
-        f.locale = .current
-        f.dateStyle = .none
-        f.timeStyle = .short
-        return f.string(from: date(microseconds))
+        format(microseconds, twelveHour ? "%l:%M %p" : "%H:%M")
     }
 
-    /// "today 14:03", or the date and time as the locale writes them.
+    /// "today 14:03", or the date as the locale writes it and the time.
     static func when(_ microseconds: Int64) -> String {
-        let d = date(microseconds)
-        if Calendar.current.isDateInToday(d) { return "today " + clock(microseconds) }
-        let f = DateFormatter()
-        f.locale = .current
-        f.dateStyle = .medium
-        f.timeStyle = .short
-        return f.string(from: d)
+        let day = format(microseconds, "%Y-%m-%d")
+        if day == format(Int64(time(nil)) * 1_000_000, "%Y-%m-%d") { return "today " + clock(microseconds) }
+        return format(microseconds, "%x") + " " + clock(microseconds)
+    }
+
+    private static let twelveHour: Bool = {
+        let f = String(cString: nl_langinfo(nl_item(T_FMT)))
+        return f.contains("%r") || f.contains("%I") || f.contains("%l") || f.contains("%p")
+    }()
+
+    private static func format(_ microseconds: Int64, _ pattern: String) -> String {
+        guard let t = g_date_time_new_from_unix_local(gint64(microseconds / 1_000_000)) else { return "" }
+        defer { g_date_time_unref(t) }
+        guard let text = g_date_time_format(t, pattern) else { return "" }
+        defer { g_free(text) }
+        return String(cString: text).trimmingSpaces
     }
 }

@@ -107,11 +107,13 @@ final class TaskRowView {
 
 /// Accessible names where no visible label gives one.
 enum Accessible {
-    static func label(_ widget: Widget, _ text: String) {
+    static func label(_ widget: Widget, _ text: String) { set(GTK_ACCESSIBLE_PROPERTY_LABEL, widget, text) }
+
+    private static func set(_ property: GtkAccessibleProperty, _ widget: Widget, _ text: String) {
         var value = GValue()
         g_value_init(&value, GTypes.string)
         g_value_set_string(&value, text)
-        var property = GTK_ACCESSIBLE_PROPERTY_LABEL
+        var property = property
         gtk_accessible_update_property_value(cast(widget), 1, &property, &value)
         g_value_unset(&value)
     }

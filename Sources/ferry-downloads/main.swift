@@ -3,16 +3,16 @@ import CGLib
 import CGtk
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 
-/// ferry-downloads: the Downloads window. One instance per user session: GtkApplication owns
+/// ferry-downloads: the Downloads window. One instance per user session: AdwApplication owns
 /// dev.ferry.Downloads on the session bus, and a second start raises the first window.
 /// `ferry view` starts it when a graphical display is there. A command (not bare GTK) so that
 /// `--help`, `--version` and the man page come from one definition, as ferry's and ferryd's do.
 struct FerryDownloads: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferry-downloads",
-        abstract: "The Ferry Downloads window: your transfers, live, in a GTK 4 window.",
+        abstract: "The Ferry Downloads window: your transfers, live, in a GTK 4 and libadwaita window.",
         discussion: """
             Shows every task of the Ferry agent (ferryd) with its progress, and lets you pause, resume, \
             cancel, open and remove them. One window per session: a second start raises the first. \
@@ -28,10 +28,12 @@ struct FerryDownloads: ParsableCommand {
         g_set_application_name("Downloads")
         let client: BusClient
         do { client = try BusClient() } catch {
-            FileHandle.standardError.write("ferry-downloads: \((error as? FerryError)?.message ?? "\(error)")\n".data(using: .utf8)!)
+            fputs("ferry-downloads: \((error as? FerryError)?.message ?? "\(error)")\n", stderr)
             throw ExitCode.failure
         }
-        let app = gtk_application_new(applicationID, G_APPLICATION_DEFAULT_FLAGS)!
+        // libadwaita's application: GNOME's styles, and the window follows the desktop's light or
+        // dark preference (AdwStyleManager) as it changes.
+        let app: UnsafeMutablePointer<GtkApplication> = cast(adw_application_new(applicationID, G_APPLICATION_DEFAULT_FLAGS)!)
         var window: DownloadsWindow?
         on(UnsafeMutableRawPointer(app), "activate") {
             if window == nil { window = DownloadsWindow(app: app, client: client) }

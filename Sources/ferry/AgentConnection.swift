@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// The CLI's link to the agent: connects to the session bus and makes sure an agent runs
@@ -39,7 +39,7 @@ struct AgentConnection {
     /// Starts the agent in its own session so it outlives this command and its terminal.
     private func spawnDetached(_ path: String) throws {
         let logPath = Self.logPath
-        try? FileManager.default.createDirectory(atPath: (logPath as NSString).deletingLastPathComponent,
+        try? FileManager.default.createDirectory(atPath: PathName.folder(of: logPath),
                                                  withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // The agent keeps its own log under 1 MiB; stderr (a crash's last words) goes there too.
         _ = try ProcessLauncher.spawn([path, "--log-file", logPath], output: logPath)

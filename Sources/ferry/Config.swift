@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 
 /// `ferry config`: the agent's settings (GSettings schema dev.ferry.Agent). A running agent
 /// follows a change at once; a ferryd flag still wins for the run it was given to.
@@ -25,7 +25,7 @@ struct Config: ParsableCommand {
     /// A value as `set` takes it back: a limit as a rate ("2.0 MiB/s"; 0: none), an empty text as ''.
     static func shown(_ value: String, key: String) -> String {
         if value.isEmpty { return "''" }
-        if key.hasSuffix("-limit"), let n = Int64(value), n > 0 { return ByteSize.rate(n).replacingOccurrences(of: "\u{00A0}", with: " ") }
+        if key.hasSuffix("-limit"), let n = Int64(value), n > 0 { return ByteSize.rate(n).replacing("\u{00A0}", with: " ") }
         return value
     }
 
@@ -42,10 +42,10 @@ struct Config: ParsableCommand {
             try Config.withStore { store in
                 let infos = try store.keys.map { try store.info($0) }
                 if json {
-                    return try Output.printJSON(infos.map { i -> [String: Any] in
-                        ["key": i.key, "value": Config.jsonValue(i.value, i.type), "default": Config.jsonValue(i.defaultValue, i.type),
-                         "set": i.isSet, "allowed": i.allowed, "summary": i.summary, "description": i.description]
-                    })
+                    return Output.printJSON(.array(infos.map { i -> JSON in
+                        ["key": JSON(i.key), "value": Config.jsonValue(i.value, i.type), "default": Config.jsonValue(i.defaultValue, i.type),
+                         "set": JSON(i.isSet), "allowed": JSON(i.allowed), "summary": JSON(i.summary), "description": JSON(i.description)]
+                    }))
                 }
                 for i in infos {
                     print("\(i.key) = \(Config.shown(i.value, key: i.key))" + (i.isSet ? "" : "  (default)"))
@@ -89,11 +89,11 @@ struct Config: ParsableCommand {
         func run() throws { try Config.withStore { try $0.reset(key) } }
     }
 
-    static func jsonValue(_ text: String, _ type: String) -> Any {
+    static func jsonValue(_ text: String, _ type: String) -> JSON {
         switch type {
-        case "b": return text == "true"
-        case "i", "u", "x": return Int64(text) ?? text
-        default: return text
+        case "b": return JSON(text == "true")
+        case "i", "u", "x": return Int64(text).map { JSON($0) } ?? JSON(text)
+        default: return JSON(text)
         }
     }
 }

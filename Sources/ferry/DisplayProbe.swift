@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Whether the graphical display the environment names can be reached, asked without GTK: a

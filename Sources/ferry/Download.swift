@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import CGLib
 import Glibc
 
@@ -80,7 +80,7 @@ struct Download: ParsableCommand {
                 let t = try agent.task(id)
                 if bar {
                     speed.sample(received: t.received, at: Int64(g_get_monotonic_time()))
-                    FileHandle.standardError.write(Data("\r\u{1B}[K\(progressBar(t, speed: t.state == .running ? speed : nil))".utf8))
+                    Output.toStderr("\r\u{1B}[K\(progressBar(t, speed: t.state == .running ? speed : nil))")
                 } else if t.state == .waiting, t.reason != lastReason, let r = t.reason {
                     Output.error("task \(id) waiting (\(r.rawValue)): \(t.error ?? "")")
                 }
@@ -90,18 +90,18 @@ struct Download: ParsableCommand {
                     outcome = .success(())
                     // Where it went (it may be "name (1).ext"): on stderr, so stdout stays the task id.
                     if let file = t.file, t.kind == .download {
-                        if bar { FileHandle.standardError.write(Data("\n".utf8)) }
-                        FileHandle.standardError.write(Data("saved to \(file)\n".utf8))
+                        if bar { Output.toStderr("\n") }
+                        Output.toStderr("saved to \(file)\n")
                         g_main_loop_quit(loop)
                         return
                     }
                 case .failed, .canceled:
-                    if bar { FileHandle.standardError.write(Data("\n".utf8)) }
+                    if bar { Output.toStderr("\n") }
                     Output.error("task \(id) \(t.state.rawValue): \(t.error ?? "unknown error")")
                     outcome = .failure(ExitCode(1))
                 default: return
                 }
-                if bar, case .success = outcome { FileHandle.standardError.write(Data("\n".utf8)) }
+                if bar, case .success = outcome { Output.toStderr("\n") }
             } catch {
                 outcome = .failure(error)
             }

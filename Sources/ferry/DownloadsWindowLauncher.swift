@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import FerryBus
 import Glibc
 
 /// `ferry view` on a desktop: the Downloads window (`ferry-downloads`, next to this executable
@@ -11,7 +12,7 @@ enum DownloadsWindowLauncher {
 
     static var executable: String? {
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let dirs = [(me as NSString).deletingLastPathComponent]
+        let dirs = [PathName.folder(of: me)]
             + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         return dirs.map { $0 + "/ferry-downloads" }.first { access($0, X_OK) == 0 }
     }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Answers a task's credentials challenge (reason `credentials`): a proxy that wants a user
@@ -30,7 +30,7 @@ struct Login: ParsableCommand {
             guard let text = readLine(strippingNewline: true) else { throw ValidationError("nothing on standard input") }
             return text
         }
-        FileHandle.standardError.write(Data(prompt.utf8))
+        Output.toStderr(prompt)
         var saved = termios()
         tcgetattr(0, &saved)
         if !echo {
@@ -39,7 +39,7 @@ struct Login: ParsableCommand {
             tcsetattr(0, TCSANOW, &quiet)
         }
         defer {
-            if !echo { tcsetattr(0, TCSANOW, &saved); FileHandle.standardError.write(Data("\n".utf8)) }
+            if !echo { tcsetattr(0, TCSANOW, &saved); Output.toStderr("\n") }
         }
         return readLine(strippingNewline: true) ?? ""
     }

@@ -41,7 +41,7 @@ struct NewTaskOptions: ParsableArguments {
     }
 
     static func duration(_ text: String) throws -> Int {
-        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let t = text.trimmingSpaces.lowercased()
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
         let scale = t.last.flatMap { units[$0] } ?? 1
         let number = units[t.last ?? " "] == nil ? t : String(t.dropLast())
@@ -58,7 +58,7 @@ struct NewTaskOptions: ParsableArguments {
 
     /// After the task was made: waits for it (--wait) and prints it (--json), also when it failed.
     func follow(_ id: Int64, agent: AgentConnection) throws {
-        defer { if json, let t = try? agent.task(id) { try? Output.printJSON(Output.detailJSON(t)) } }
+        defer { if json, let t = try? agent.task(id) { Output.printJSON(Output.detailJSON(t)) } }
         if wait { try Download.waitFor(id, agent: agent) }
     }
 

@@ -1,30 +1,29 @@
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// How tasks look on a terminal and in JSON. The JSON keys are a contract for scripts.
 enum Output {
-    static func json(_ t: TaskInfo) -> [String: Any] {
-        func orNull<T>(_ v: T?) -> Any { v.map { $0 as Any } ?? NSNull() }
-        return ["id": t.id, "session": t.session, "url": t.url, "state": t.state.rawValue,
-                "received": t.received, "expected": orNull(t.expected), "file": orNull(t.file),
-                "error": orNull(t.error), "reason": orNull(t.reason?.rawValue), "description": t.description,
-                "attempts": t.attempts, "created": t.created / 1_000_000, "updated": t.updated / 1_000_000,
-                "kind": t.kind.rawValue, "method": t.method, "app": t.app]
+    static func json(_ t: TaskInfo) -> [String: JSON] {
+        ["id": JSON(t.id), "session": JSON(t.session), "url": JSON(t.url), "state": JSON(t.state.rawValue),
+         "received": JSON(t.received), "expected": JSON(t.expected), "file": JSON(t.file),
+         "error": JSON(t.error), "reason": JSON(t.reason?.rawValue), "description": JSON(t.description),
+         "attempts": JSON(t.attempts), "created": JSON(t.created / 1_000_000), "updated": JSON(t.updated / 1_000_000),
+         "kind": JSON(t.kind.rawValue), "method": JSON(t.method), "app": JSON(t.app)]
     }
 
     /// One task in full (`show`, and `download`/`upload` with --json): what the list's rows
     /// carry and the task's priority and own speed limit.
-    static func detailJSON(_ t: TaskInfo) -> [String: Any] {
+    static func detailJSON(_ t: TaskInfo) -> [String: JSON] {
         var object = json(t)
-        object["priority"] = t.priority
-        object["max-rate"] = t.maxRate.map { $0 as Any } ?? NSNull()
+        object["priority"] = JSON(t.priority)
+        object["max-rate"] = JSON(t.maxRate)
         if let status = t.replyStatus {   // an upload the server answered
-            object["reply-status"] = status
-            object["reply-file"] = t.replyFile.map { $0 as Any } ?? NSNull()
-            object["reply-cut"] = t.replyCut
-            object["reply-headers"] = t.replyHeaders ?? [:]
+            object["reply-status"] = JSON(status)
+            object["reply-file"] = JSON(t.replyFile)
+            object["reply-cut"] = JSON(t.replyCut)
+            object["reply-headers"] = JSON(t.replyHeaders ?? [:])
         }
         return object
     }
@@ -46,26 +45,25 @@ enum Output {
         print(first ? "[\n\n]" : "\n]")
     }
 
-    static func printJSON(_ object: Any) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        print(String(decoding: data, as: UTF8.self))
-    }
+    static func printJSON(_ value: JSON) { print(value.text) }
+    static func printJSON(_ object: [String: JSON]) { print(JSON.object(object).text) }
 
     /// GLib's size with its no-break space, a plain one when the output is not a terminal
     /// (scripts split on spaces).
     static func bytes(_ n: Int64) -> String {
         let text = ByteSize.text(n)
-        return stdoutIsTerminal ? text : text.replacingOccurrences(of: "\u{00A0}", with: " ")
+        return stdoutIsTerminal ? text : text.replacing("\u{00A0}", with: " ")
     }
 
     static func rate(_ n: Int64) -> String {
         let text = ByteSize.rate(n)
-        return stdoutIsTerminal ? text : text.replacingOccurrences(of: "\u{00A0}", with: " ")
+        return stdoutIsTerminal ? text : text.replacing("\u{00A0}", with: " ")
     }
 
     static func progress(_ t: TaskInfo) -> String {
         if let e = t.expected, e > 0 {
-            return String(format: "%3d%% %@/%@", Int(Double(t.received) * 100 / Double(e)), bytes(t.received), bytes(e))
+            let percent = String(Int(Double(t.received) * 100 / Double(e)))
+            return String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "% \(bytes(t.received))/\(bytes(e))"
         }
         return bytes(t.received)
     }
@@ -104,7 +102,7 @@ enum Output {
 
     /// Padded to a column's width; never cut (String.padding cuts what is longer).
     private static func pad(_ s: String, _ width: Int) -> String {
-        s.count >= width ? s : s.padding(toLength: width, withPad: " ", startingAt: 0)
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
     }
 
     static let header = "ID     STATE                 PROGRESS                 FILE/URL"
@@ -125,7 +123,11 @@ enum Output {
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
-    static func error(_ message: String) {
-        FileHandle.standardError.write(Data("ferry: \(message)\n".utf8))
+    static func error(_ message: String) { toStderr("ferry: \(message)\n") }
+
+    /// Written at once, unbuffered (progress lines, prompts).
+    static func toStderr(_ text: String) {
+        fputs(text, stderr)
+        fflush(stderr)
     }
 }

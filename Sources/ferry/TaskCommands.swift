@@ -1,7 +1,8 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Runs a request; agent errors become a message on stderr and exit status 1.
 func reportingErrors(_ body: () throws -> Void) throws {
@@ -40,8 +41,8 @@ struct Show: ParsableCommand {
             let relaunch = (try? agent.api.getSession(t.session))?.relaunch ?? ""
             if json {
                 var object = Output.detailJSON(t)
-                object["relaunch"] = relaunch
-                try Output.printJSON(object)
+                object["relaunch"] = JSON(relaunch)
+                Output.printJSON(object)
             } else {
                 print(Output.detail(t, relaunch: relaunch))
             }
@@ -102,7 +103,7 @@ struct Remove: ParsableCommand {
     func run() throws {
         try reportingErrors {
             try AgentConnection().api.removeTasks(ids)
-            if json { try Output.printJSON(["removed": ids]) }
+            if json { Output.printJSON(["removed": .array(ids.map { JSON($0) })]) }
         }
     }
 }
@@ -115,7 +116,7 @@ struct Clear: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let n = try AgentConnection().api.clearFinished(session: session)
-            if json { try Output.printJSON(["removed": n]) } else { print(n) }
+            if json { Output.printJSON(["removed": JSON(n)]) } else { print(n) }
         }
     }
 }
@@ -130,8 +131,9 @@ struct Status: ParsableCommand {
             var counts: [String: Int] = [:]
             for state in TaskState.allCases { counts[state.rawValue] = status.tasks[state] ?? 0 }
             if json {
-                return try Output.printJSON(["version": status.version, "store": status.store, "tasks": counts,
-                                             "running": status.running, "pid": status.pid, "badge": status.badge])
+                return Output.printJSON(["version": JSON(status.version), "store": JSON(status.store),
+                                         "tasks": .object(counts.mapValues { JSON($0) }), "running": JSON(status.running),
+                                         "pid": JSON(status.pid), "badge": JSON(status.badge)])
             }
             print("ferryd \(status.version), store \(status.store)")
             for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }

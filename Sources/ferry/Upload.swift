@@ -1,7 +1,8 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 struct Upload: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,12 +51,21 @@ struct Upload: ParsableCommand {
         let body = t.replyFile.flatMap { FileManager.default.contents(atPath: $0) } ?? Data()
         Output.error("the server answered HTTP \(status) (\(body.count) bytes\(t.replyCut ? ", cut at 1 MiB" : ""))")
         if let reply {
-            do { try body.write(to: URL(fileURLWithPath: reply)) } catch {
-                Output.error("cannot write the reply to \(reply): \(error.localizedDescription)")
+            if let message = Self.write(body, to: reply) {
+                Output.error("cannot write the reply to \(reply): \(message)")
                 throw ExitCode(1)
             }
         } else if !task.json {
-            FileHandle.standardOutput.write(body)
+            _ = body.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, stdout) }
         }
+    }
+
+    /// The reply's bytes into a file of the user's (made or replaced); nil, or why not.
+    private static func write(_ body: Data, to path: String) -> String? {
+        guard let file = fopen(path, "w") else { return String(cString: strerror(errno)) }
+        let written = body.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        let failed = written != body.count ? errno : 0
+        if fclose(file) != 0 || failed != 0 { return String(cString: strerror(failed != 0 ? failed : errno)) }
+        return nil
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
-import Foundation
+import FoundationEssentials
 import Glibc
 
 struct View: ParsableCommand {

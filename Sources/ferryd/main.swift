@@ -10,6 +10,19 @@ struct FerryDaemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferryd",
         abstract: "The Ferry agent: background downloads for this user, on the D-Bus session bus.",
+        discussion: """
+            ferryd takes the downloads and uploads that apps, the ferry command and the Downloads \
+            window hand it (the dev.ferry.Agent1 D-Bus API) and carries them out on its own: a \
+            transfer goes on when the app that asked for it exits or crashes, resumes from the bytes \
+            already fetched after a dropped connection, a kill or a reboot, and retries transient \
+            failures with backoff. A finished file is checked, flushed to disk and moved into place \
+            without overwriting anything; the app is relaunched to handle it and the user gets a \
+            notification and a badge. Every task is on disk before the call that made it returns.
+
+            It normally starts by itself: at login (its systemd user unit, or the desktop's \
+            autostart) or when a program first calls it (D-Bus activation). One agent runs per user \
+            and state folder.
+            """,
         version: FerryRelease.version)
 
     @Flag(help: "Take over dev.ferry.Agent1 from a running agent.")

@@ -41,6 +41,20 @@ extension Harness {
         guard r.status == 0 else { throw FerryError(.failed, "the test bus did not reload its configuration: \(r.stderr)") }
     }
 
+    /// The programs it starts speak `name` ("en_US.UTF-8"), made with localedef from the
+    /// `locales` package's sources into the test's folder (LOCPATH), as a desktop has its
+    /// user's locale generated; nothing of the system's changes.
+    func useLocale(_ name: String) throws {
+        let parts = name.split(separator: ".")
+        let dir = root + "/locales"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let r = try run("/usr/bin/localedef", ["-i", String(parts[0]), "-f", parts.count > 1 ? String(parts[1]) : "UTF-8",
+                                               dir + "/" + name])
+        guard r.status == 0 else { throw FerryError(.failed, "localedef could not make \(name) (package locales): \(r.stderr)") }
+        extraEnvironment["LOCPATH"] = dir
+        extraEnvironment["LANG"] = name
+    }
+
     /// No dconf: GLib would keep settings in memory; Ferry keeps them in ~/.config/ferry/settings.ini.
     func useMemoryBackend() { extraEnvironment["GSETTINGS_BACKEND"] = "memory" }
 

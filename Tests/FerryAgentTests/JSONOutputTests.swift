@@ -34,4 +34,28 @@ import Testing
             #expect(try h.run(Harness.ferry, [command, "--help"]).stdout.contains("Examples:\n  ferry \(command) "))
         }
     }
+
+    /// The CLI writes its JSON itself (no Foundation in it): the text is what Foundation's
+    /// JSONSerialization writes for the same value with the options it used before, byte for
+    /// byte, for each shape it prints (nulls, numbers, fractions, booleans, nested objects,
+    /// arrays, empty ones, a header field map, escapes).
+    @Test func theTextIsWhatFoundationWrites() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let file = h.root + "/up \"quoted\".txt"
+        try "hello".write(toFile: file, atomically: true, encoding: .utf8)
+        let up = try h.run(Harness.ferry, ["upload", "--json", "--wait", "--priority", "0.75", "--description", "a/b\ttab é",
+                                           file, h.faultURL("upload/up.txt")])
+        let queued = try h.run(Harness.ferry, ["download", "--json", "--priority", "1", "--start-at", "23:59", h.faultURL("x.bin")])
+        let texts = [up.stdout, queued.stdout, try h.run(Harness.ferry, ["status", "--json"]).stdout,
+                     try h.run(Harness.ferry, ["config", "list", "--json"]).stdout,
+                     try h.run(Harness.ferry, ["clear", "--json"]).stdout]
+        #expect(up.stdout.contains("\"reply-headers\" : {") && queued.stdout.contains("\"expected\" : null"))
+        for text in texts {
+            let value = try JSONSerialization.jsonObject(with: Data(text.utf8))
+            let foundation = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            #expect(String(decoding: foundation, as: UTF8.self) + "\n" == text)
+        }
+    }
 }

@@ -39,6 +39,12 @@ def walk(node):
             yield from walk(child)
 
 
+def named(n, name):
+    """Whether N is called NAME; libadwaita 1.2 on GTK 4.8 names a toast's button twice ("Undo
+    Undo": its label, then the label it is labelled by), as a screen reader then reads it."""
+    return n.name == name or n.name == name + " " + name
+
+
 def window():
     for app in pyatspi.Registry.getDesktop(0):
         if app is None:
@@ -115,7 +121,13 @@ def row_named(frame, name):
 
 
 def main(args):
-    if args[0] == "rows":
+    if args[0] == "dump":   # every node of the app's windows: role, name (to write a test)
+        for app in pyatspi.Registry.getDesktop(0):
+            if app is not None and app.name in ("dev.ferry.Downloads", "ferry-downloads"):
+                for frame in app:
+                    for n in walk(frame):
+                        print(n.getRoleName(), repr(n.name))
+    elif args[0] == "rows":
         names = args[1:]
 
         def read(f):
@@ -133,7 +145,7 @@ def main(args):
 
         def find(frame):
             row = frame if name == "-" else row_named(frame, name)
-            return next((n for n in walk(row) if n.getRoleName() == "push button" and n.name == button), None) if row else None
+            return next((n for n in walk(row) if n.getRoleName() == "push button" and named(n, button)), None) if row else None
 
         _, target = until(f"button {button!r} in the row of {name!r}", find)
         if args[0] == "press":
