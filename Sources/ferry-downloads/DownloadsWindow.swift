@@ -172,7 +172,8 @@ final class DownloadsWindow {
         let page = adw_status_page_new()!
         adw_status_page_set_icon_name(cast(page), "folder-download-symbolic")
         adw_status_page_set_title(cast(page), "No Downloads Yet")
-        adw_status_page_set_description(cast(page), "Paste or drop a link above to download it. Downloads from apps show up here too.")
+        adw_status_page_set_description(cast(page), "Paste or drop a link above to download it. "
+                                        + "Downloads from apps show up here too.")
         return page
     }
 

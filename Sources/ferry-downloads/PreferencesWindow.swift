@@ -19,6 +19,7 @@ final class PreferencesWindow {
     init(parent: Widget, store: SettingsStore) {
         self.store = store
         window = adw_preferences_window_new()
+        gtk_window_set_title(cast(window), "Preferences")
         gtk_window_set_transient_for(cast(window), cast(parent))
         gtk_window_set_hide_on_close(cast(window), 1)
         adw_preferences_window_set_search_enabled(cast(window), 0)   // eight settings: nothing to search
@@ -44,7 +45,9 @@ final class PreferencesWindow {
             row("Upload limit", "KiB/s; 0 for none", spin("upload-limit", 0, 1_073_741_824, kibibytes: true)),
             row("Use metered connections", "Mobile data, a hotspot", toggle("allow-metered")),
         ])
-        let popups = group("Notifications", [row("Notification popups", "Say when a download completes or fails", toggle("popups"))])
+        let popups = group("Notifications", [
+            row("Notification popups", "Say when a download completes or fails", toggle("popups")),
+        ])
         for g in [files, transfers, popups] { adw_preferences_page_add(cast(page), cast(g)) }
         adw_preferences_window_add(cast(window), cast(page))
     }

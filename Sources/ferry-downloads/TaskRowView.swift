@@ -55,7 +55,9 @@ final class TaskRowView {
         add(row, "dialog-password-symbolic", "Log In…", actions.login) { $0.state == .waiting && $0.reason == .credentials }
         add(row, "process-stop-symbolic", "Cancel", actions.cancel, active)
         add(row, "document-open-symbolic", "Open", actions.open) { $0.state == .completed && $0.kind == .download }
-        add(row, "folder-open-symbolic", "Show in Folder", actions.showInFolder) { $0.state == .completed && $0.kind == .download }
+        add(row, "folder-symbolic", "Show in Folder", actions.showInFolder) {
+            $0.state == .completed && $0.kind == .download
+        }
         // An upload's reply (the server's answer body), the user's own: an app's is the app's to read.
         add(row, "document-open-symbolic", "Open Reply", actions.openReply) {
             $0.state == .completed && $0.kind == .upload && !($0.replyFile ?? "").isEmpty && $0.app.isEmpty

@@ -33,7 +33,8 @@ struct FerryDownloads: ParsableCommand {
         }
         // libadwaita's application: GNOME's styles, and the window follows the desktop's light or
         // dark preference (AdwStyleManager) as it changes.
-        let app: UnsafeMutablePointer<GtkApplication> = cast(adw_application_new(applicationID, G_APPLICATION_DEFAULT_FLAGS)!)
+        let adw = adw_application_new(applicationID, G_APPLICATION_DEFAULT_FLAGS)!
+        let app: UnsafeMutablePointer<GtkApplication> = cast(adw)
         var window: DownloadsWindow?
         on(UnsafeMutableRawPointer(app), "activate") {
             if window == nil { window = DownloadsWindow(app: app, client: client) }

@@ -25,7 +25,9 @@ struct Config: ParsableCommand {
     /// A value as `set` takes it back: a limit as a rate ("2.0 MiB/s"; 0: none), an empty text as ''.
     static func shown(_ value: String, key: String) -> String {
         if value.isEmpty { return "''" }
-        if key.hasSuffix("-limit"), let n = Int64(value), n > 0 { return ByteSize.rate(n).replacing("\u{00A0}", with: " ") }
+        if key.hasSuffix("-limit"), let n = Int64(value), n > 0 {
+            return ByteSize.rate(n).replacing("\u{00A0}", with: " ")
+        }
         return value
     }
 
@@ -43,8 +45,9 @@ struct Config: ParsableCommand {
                 let infos = try store.keys.map { try store.info($0) }
                 if json {
                     return Output.printJSON(.array(infos.map { i -> JSON in
-                        ["key": JSON(i.key), "value": Config.jsonValue(i.value, i.type), "default": Config.jsonValue(i.defaultValue, i.type),
-                         "set": JSON(i.isSet), "allowed": JSON(i.allowed), "summary": JSON(i.summary), "description": JSON(i.description)]
+                        ["key": JSON(i.key), "value": Config.jsonValue(i.value, i.type),
+                         "default": Config.jsonValue(i.defaultValue, i.type), "set": JSON(i.isSet),
+                         "allowed": JSON(i.allowed), "summary": JSON(i.summary), "description": JSON(i.description)]
                     }))
                 }
                 for i in infos {

@@ -44,7 +44,9 @@ enum JSON: Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, E
             if d == d.rounded(), abs(d) < 1e15 { out += String(Int64(d)).utf8 } else { out += "\(d)".utf8 }
         case .string(let s): TaskJSON.string(s, to: &out)
         case .array(let items):
-            container("[", "]", items.count, to: &out, indent: indent) { i, out in items[i].write(to: &out, indent: indent + 2) }
+            container("[", "]", items.count, to: &out, indent: indent) { i, out in
+                items[i].write(to: &out, indent: indent + 2)
+            }
         case .object(let fields):
             let keys = fields.keys.sorted { ($0.lowercased(), $0) < ($1.lowercased(), $1) }
             container("{", "}", keys.count, to: &out, indent: indent) { i, out in

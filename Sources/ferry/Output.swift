@@ -63,7 +63,8 @@ enum Output {
     static func progress(_ t: TaskInfo) -> String {
         if let e = t.expected, e > 0 {
             let percent = String(Int(Double(t.received) * 100 / Double(e)))
-            return String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "% \(bytes(t.received))/\(bytes(e))"
+            let padded = String(repeating: " ", count: max(0, 3 - percent.count)) + percent
+            return padded + "% \(bytes(t.received))/\(bytes(e))"
         }
         return bytes(t.received)
     }

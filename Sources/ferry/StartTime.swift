@@ -44,7 +44,8 @@ enum StartTime {
     private static func takeDate(_ s: inout Substring) -> (Int, Int, Int)? {
         var copy = s
         guard let y = takeNumber(&copy, digits: 4), copy.popFirst() == "-", let m = takeNumber(&copy, digits: 2),
-              copy.popFirst() == "-", let d = takeNumber(&copy, digits: 2), (1...12).contains(m), (1...31).contains(d) else { return nil }
+              copy.popFirst() == "-", let d = takeNumber(&copy, digits: 2),
+              (1...12).contains(m), (1...31).contains(d) else { return nil }
         s = copy
         return (y, m, d)
     }

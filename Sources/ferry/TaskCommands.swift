@@ -132,8 +132,9 @@ struct Status: ParsableCommand {
             for state in TaskState.allCases { counts[state.rawValue] = status.tasks[state] ?? 0 }
             if json {
                 return Output.printJSON(["version": JSON(status.version), "store": JSON(status.store),
-                                         "tasks": .object(counts.mapValues { JSON($0) }), "running": JSON(status.running),
-                                         "pid": JSON(status.pid), "badge": JSON(status.badge)])
+                                         "tasks": .object(counts.mapValues { JSON($0) }),
+                                         "running": JSON(status.running), "pid": JSON(status.pid),
+                                         "badge": JSON(status.badge)])
             }
             print("ferryd \(status.version), store \(status.store)")
             for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }
