@@ -48,9 +48,11 @@ extension Harness {
         let parts = name.split(separator: ".")
         let dir = root + "/locales"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let r = try run("/usr/bin/localedef", ["-i", String(parts[0]), "-f", parts.count > 1 ? String(parts[1]) : "UTF-8",
-                                               dir + "/" + name])
-        guard r.status == 0 else { throw FerryError(.failed, "localedef could not make \(name) (package locales): \(r.stderr)") }
+        let charset = parts.count > 1 ? String(parts[1]) : "UTF-8"
+        let r = try run("/usr/bin/localedef", ["-i", String(parts[0]), "-f", charset, dir + "/" + name])
+        guard r.status == 0 else {
+            throw FerryError(.failed, "localedef could not make \(name) (package locales): \(r.stderr)")
+        }
         extraEnvironment["LOCPATH"] = dir
         extraEnvironment["LANG"] = name
     }

@@ -45,16 +45,18 @@ import Testing
         try h.startAgent()
         let file = h.root + "/up \"quoted\".txt"
         try "hello".write(toFile: file, atomically: true, encoding: .utf8)
-        let up = try h.run(Harness.ferry, ["upload", "--json", "--wait", "--priority", "0.75", "--description", "a/b\ttab é",
-                                           file, h.faultURL("upload/up.txt")])
-        let queued = try h.run(Harness.ferry, ["download", "--json", "--priority", "1", "--start-at", "23:59", h.faultURL("x.bin")])
+        let up = try h.run(Harness.ferry, ["upload", "--json", "--wait", "--priority", "0.75",
+                                           "--description", "a/b\ttab é", file, h.faultURL("upload/up.txt")])
+        let queued = try h.run(Harness.ferry, ["download", "--json", "--priority", "1", "--start-at", "23:59",
+                                               h.faultURL("x.bin")])
         let texts = [up.stdout, queued.stdout, try h.run(Harness.ferry, ["status", "--json"]).stdout,
                      try h.run(Harness.ferry, ["config", "list", "--json"]).stdout,
                      try h.run(Harness.ferry, ["clear", "--json"]).stdout]
         #expect(up.stdout.contains("\"reply-headers\" : {") && queued.stdout.contains("\"expected\" : null"))
         for text in texts {
             let value = try JSONSerialization.jsonObject(with: Data(text.utf8))
-            let foundation = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            let options: JSONSerialization.WritingOptions = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let foundation = try JSONSerialization.data(withJSONObject: value, options: options)
             #expect(String(decoding: foundation, as: UTF8.self) + "\n" == text)
         }
     }

@@ -1,0 +1,71 @@
+import FerryCore
+import Foundation
+import Glibc
+
+/// A graphical display for the window's tests: Xvfb, the accessibility bus, the window driver.
+extension Harness {
+    /// Can this machine show a window to tests (Xvfb, the accessibility bus, pyatspi)?
+    /// Real input events (XTest) for what AT-SPI cannot do in GTK 4.8 (activate a list row).
+    static var canSendInput: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/xdotool") }
+
+    static var canShowWindows: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb")
+            && FileManager.default.isExecutableFile(atPath: "/usr/libexec/at-spi-bus-launcher")
+            && FileManager.default.fileExists(atPath: "/usr/lib/python3/dist-packages/pyatspi")
+            && FileManager.default.isExecutableFile(atPath: buildDirectory + "/ferry-downloads")
+    }
+
+    /// Starts Xvfb on a free display and the accessibility bus on the private session bus, so a
+    /// GTK window started with `environment` can be read and driven through AT-SPI.
+    func startDisplay() throws {
+        let x = Process()
+        x.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        x.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1024x768x24"]
+        let out = Pipe()
+        x.standardOutput = out
+        x.standardError = FileHandle.nullDevice
+        try x.run()
+        background.append(x)
+        display = ":" + (try Self.readLine(out)).trimmingCharacters(in: .whitespaces)
+        let l = Process()
+        l.executableURL = URL(fileURLWithPath: "/usr/libexec/at-spi-bus-launcher")
+        l.arguments = ["--launch-immediately"]
+        l.environment = environment
+        l.standardOutput = FileHandle.nullDevice
+        l.standardError = FileHandle.nullDevice
+        try l.run()
+        background.append(l)
+        let r = try run("/usr/bin/gdbus", ["wait", "--session", "--timeout", "20", "org.a11y.Bus"])
+        guard r.status == 0 else { throw FerryError(.failed, "the accessibility bus did not start") }
+    }
+
+    func killEverythingOnThisBus() {
+        let mark = Array("DBUS_SESSION_BUS_ADDRESS=\(busAddress)\u{0}".utf8)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), pid != getpid(),
+                  let env = FileManager.default.contents(atPath: "/proc/\(entry)/environ") else { continue }
+            if env.count >= mark.count, Array(env).windowContains(mark) { kill(pid, SIGKILL) }
+        }
+    }
+
+    /// Runs Tests/Support/window-driver.py (pyatspi) with `args`; its stdout.
+    func windowDriver(_ args: String...) throws -> String {
+        var r = try run("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/window-driver.py"] + args)
+        // The driver itself (libatspi under pyatspi) can die of a signal on a loaded machine:
+        // a reading command is asked once more; one that acts is not (it may have acted).
+        if r.signaled, ["rows", "has", "gone", "get"].contains(args.first ?? "") {
+            r = try run("/usr/bin/python3", [Self.packageRoot + "/Tests/Support/window-driver.py"] + args)
+        }
+        guard r.status == 0 else {
+            throw FerryError(.failed, "window-driver \(args): \(r.signaled ? "killed by signal \(r.status)" : r.stderr)")
+        }
+        return r.stdout
+    }
+}
+
+private extension Array where Element == UInt8 {
+    func windowContains(_ needle: [UInt8]) -> Bool {
+        guard needle.count <= count else { return false }
+        return (0...(count - needle.count)).contains { i in self[i..<(i + needle.count)].elementsEqual(needle) }
+    }
+}
