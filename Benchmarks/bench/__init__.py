@@ -1,0 +1,1 @@
+"""Ferry's benchmark: the harness (servers, agents, tables) and a module a case (cases/)."""
