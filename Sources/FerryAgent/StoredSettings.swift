@@ -18,20 +18,20 @@ public final class StoredSettings {
     public var location: String { store.keyFile ?? "GSettings (\(SettingsStore.schemaID))" }
 
     public func apply(to s: inout AgentSettings) {
-        let folder = store.string("download-folder")
+        let folder = store.string(.downloadFolder)
         if folder.hasPrefix("/") {
             s.core.downloadFolder = folder
         } else if !folder.isEmpty {
             log.warning("download-folder '\(folder)' is not an absolute path: using the XDG download folder")
         }
-        s.core.maxTotal = Int(store.int("max-transfers"))
-        s.core.maxPerHost = Int(store.int("max-per-host"))
-        s.core.keepEnded = store.int("keep-ended-days") * 86_400 * 1_000_000
-        s.core.allowMetered = store.bool("allow-metered")
-        s.popups = store.bool("popups")
-        s.popupWindowMilliseconds = UInt32(store.int("popup-window-ms"))
-        s.transfer.downloadLimit = store.int("download-limit")
-        s.transfer.uploadLimit = store.int("upload-limit")
+        s.core.maxTotal = Int(store.int(.maxTransfers))
+        s.core.maxPerHost = Int(store.int(.maxPerHost))
+        s.core.keepEnded = store.int(.keepEndedDays) * 86_400 * 1_000_000
+        s.core.allowMetered = store.bool(.allowMetered)
+        s.popups = store.bool(.popups)
+        s.popupWindowMilliseconds = UInt32(store.int(.popupWindowMs))
+        s.transfer.downloadLimit = store.int(.downloadLimit)
+        s.transfer.uploadLimit = store.int(.uploadLimit)
     }
 
     /// `changed` after each change, with the key's name (on the loop).

@@ -31,22 +31,22 @@ final class PreferencesWindow {
         let choose = Make.iconButton("folder-open-symbolic", "Choose Folder…") { [unowned self] in chooseFolder() }
         gtk_widget_set_valign(choose, GTK_ALIGN_CENTER)
         adw_entry_row_add_suffix(cast(folder), choose)
-        g_settings_bind(cast(store.settings), "download-folder", cast(folder), "text", G_SETTINGS_BIND_GET)
+        g_settings_bind(cast(store.settings), Setting.downloadFolder.rawValue, cast(folder), "text", G_SETTINGS_BIND_GET)
         on(UnsafeMutableRawPointer(folder), "changed") { [unowned self] in folderEdited() }
         if let text = gtk_editable_get_delegate(cast(folder)) { Accessible.label(cast(text), "Download folder") }
 
         let page = adw_preferences_page_new()!
         let files = group("Files", [folder, row("Keep ended downloads in the list", "Days; 0 keeps them for ever",
-                                                spin("keep-ended-days", 0, 36_500))])
+                                                spin(.keepEndedDays))])
         let transfers = group("Transfers", [
-            row("Transfers at once", nil, spin("max-transfers", 1, 1000)),
-            row("Transfers at once to one server", nil, spin("max-per-host", 1, 1000)),
-            row("Download limit", "KiB/s; 0 for none", spin("download-limit", 0, 1_073_741_824, kibibytes: true)),
-            row("Upload limit", "KiB/s; 0 for none", spin("upload-limit", 0, 1_073_741_824, kibibytes: true)),
-            row("Use metered connections", "Mobile data, a hotspot", toggle("allow-metered")),
+            row("Transfers at once", nil, spin(.maxTransfers)),
+            row("Transfers at once to one server", nil, spin(.maxPerHost)),
+            row("Download limit", "KiB/s; 0 for none", spin(.downloadLimit, kibibytes: true)),
+            row("Upload limit", "KiB/s; 0 for none", spin(.uploadLimit, kibibytes: true)),
+            row("Use metered connections", "Mobile data, a hotspot", toggle(.allowMetered)),
         ])
         let popups = group("Notifications", [
-            row("Notification popups", "Say when a download completes or fails", toggle("popups")),
+            row("Notification popups", "Say when a download completes or fails", toggle(.popups)),
         ])
         for g in [files, transfers, popups] { adw_preferences_page_add(cast(page), cast(g)) }
         adw_preferences_window_add(cast(window), cast(page))
@@ -73,8 +73,10 @@ final class PreferencesWindow {
 
     func present() { gtk_window_present(cast(window)) }
 
-    private func spin(_ key: String, _ low: Double, _ high: Double, kibibytes: Bool = false) -> Widget {
-        let s = gtk_spin_button_new_with_range(low, high, 1)!
+    /// A number in the setting's range (the schema's; shown in KiB where `kibibytes`).
+    private func spin(_ setting: Setting, kibibytes: Bool = false) -> Widget {
+        let key = setting.rawValue, range = setting.range!, unit: Double = kibibytes ? 1024 : 1
+        let s = gtk_spin_button_new_with_range(Double(range.lowerBound) / unit, Double(range.upperBound) / unit, 1)!
         gtk_widget_set_halign(s, GTK_ALIGN_END)
         if kibibytes {
             // The store keeps bytes per second; people think in KiB/s.
@@ -92,10 +94,10 @@ final class PreferencesWindow {
         return s
     }
 
-    private func toggle(_ key: String) -> Widget {
+    private func toggle(_ setting: Setting) -> Widget {
         let s = gtk_switch_new()!
         gtk_widget_set_halign(s, GTK_ALIGN_END)
-        g_settings_bind(cast(store.settings), key, cast(s), "active", G_SETTINGS_BIND_DEFAULT)
+        g_settings_bind(cast(store.settings), setting.rawValue, cast(s), "active", G_SETTINGS_BIND_DEFAULT)
         return s
     }
 
@@ -111,17 +113,17 @@ final class PreferencesWindow {
 
     private func applyFolder() {
         let text = String(cString: gtk_editable_get_text(cast(folder)))
-        guard text != store.string("download-folder") else { return }
+        guard text != store.string(.downloadFolder) else { return }
         guard text.isEmpty || Self.isFolder(text) else {
             say("Download folder: \(text) is not a folder")
             return
         }
-        apply("download-folder", text)
+        apply(.downloadFolder, text)
     }
 
-    private func apply(_ key: String, _ text: String) {
+    private func apply(_ setting: Setting, _ text: String) {
         do {
-            try store.set(key, text)
+            try store.set(setting.rawValue, text)
             say(nil)
         } catch {
             say((error as? FerryError)?.message ?? "\(error)")
@@ -140,7 +142,7 @@ final class PreferencesWindow {
         on(UnsafeMutableRawPointer(chooser), "response") { [unowned self] response in
             if Int32(Int(bitPattern: response)) == GTK_RESPONSE_ACCEPT.rawValue,
                let file = gtk_file_chooser_get_file(cast(chooser)), let path = g_file_get_path(file) {
-                apply("download-folder", String(cString: path))
+                apply(.downloadFolder, String(cString: path))
                 g_free(path)
                 g_object_unref(cast(file))
             }

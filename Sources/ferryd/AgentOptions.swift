@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryAgent
+import FerryBus
 import FerryCore
 import Logging
 
@@ -68,15 +69,20 @@ struct AgentOptions: ParsableArguments {
         func check(_ ok: Bool, _ option: String, _ value: Any, _ allowed: String) throws {
             guard ok else { throw ValidationError("--\(option) \(value): must be \(allowed)") }
         }
-        if let maxTransfers { try check((1...1000).contains(maxTransfers), "max-transfers", maxTransfers, "1 to 1000") }
-        if let maxPerHost { try check((1...1000).contains(maxPerHost), "max-per-host", maxPerHost, "1 to 1000") }
+        for (setting, value) in [(Setting.maxTransfers, maxTransfers.map(Int64.init)), (.maxPerHost, maxPerHost.map(Int64.init)),
+                                 (.popupWindowMs, popupWindowMs.map(Int64.init))] {
+            if let value { try check(setting.range!.contains(value), setting.rawValue, value, setting.allowed) }
+        }
         try check(retryBaseMs >= 1, "retry-base-ms", retryBaseMs, "at least 1")
         try check(retryCapMs >= retryBaseMs, "retry-cap-ms", retryCapMs, "at least --retry-base-ms (\(retryBaseMs))")
         try check(stallTimeout >= 1, "stall-timeout", stallTimeout, "at least 1 second")
         try check(spaceRecheck > 0 && spaceRecheck <= 86_400, "space-recheck", spaceRecheck, "more than 0 and at most 86400 seconds")
         try check(stateReserveMb >= 0, "state-reserve-mb", stateReserveMb, "0 or more")
         try check((0..<100).contains(stateReservePercent), "state-reserve-percent", stateReservePercent, "0 to less than 100")
-        if let keepEndedDays { try check(keepEndedDays >= 0 && keepEndedDays <= 36_500, "keep-ended-days", keepEndedDays, "0 (never) to 36500") }
+        if let keepEndedDays, let days = Setting.keepEndedDays.range {
+            try check(keepEndedDays >= Double(days.lowerBound) && keepEndedDays <= Double(days.upperBound),
+                      Setting.keepEndedDays.rawValue, keepEndedDays, "0 (never) to \(days.upperBound)")
+        }
         try check(uploadCopyMaxMb >= 0, "upload-copy-max-mb", uploadCopyMaxMb, "0 or more")
         try check(uploadCopiesPerAppMb >= 0, "upload-copies-per-app-mb", uploadCopiesPerAppMb, "0 or more")
         for (option, value) in [("app-max-batch", appMaxBatch), ("app-max-tasks", appMaxTasks), ("app-max-sessions", appMaxSessions),

@@ -56,7 +56,7 @@ public final class SettingsStore {
     /// Calls `f` with the key's name after each change (made here, by another process, or by
     /// `gsettings`), on the main loop.
     public func observe(_ f: @escaping (String) -> Void) {
-        if onChange.isEmpty { _ = g_settings_get_int(settings, "max-transfers") }   // GSettings reports only keys once read
+        if onChange.isEmpty { _ = g_settings_get_int(settings, Setting.maxTransfers.rawValue) }   // GSettings reports only keys once read
         onChange.append(f)
     }
 
@@ -153,12 +153,12 @@ public final class SettingsStore {
         g_variant_ref_sink(value)
         defer { g_variant_unref(value) }
         guard g_settings_schema_key_range_check(k, value) != 0 else { throw refused }
-        if key == "download-folder", !text.isEmpty, !text.hasPrefix("/") {
+        if key == Setting.downloadFolder.rawValue, !text.isEmpty, !text.hasPrefix("/") {
             throw FerryError(.invalidArgument, "\(key) \(text): must be an absolute path, or empty for the XDG download folder")
         }
         // The same rule as the agent's when it saves there: the folder, or its parent (the
         // folder is made at first use); nothing deeper, which would mean a drive not there.
-        if key == "download-folder", !text.isEmpty {
+        if key == Setting.downloadFolder.rawValue, !text.isEmpty {
             func isFolder(_ p: String) -> Bool { g_file_test(p, G_FILE_TEST_IS_DIR) != 0 }
             if g_file_test(text, G_FILE_TEST_EXISTS) != 0 {
                 guard isFolder(text) else { throw FerryError(.invalidArgument, "\(key) \(text): not a folder") }
