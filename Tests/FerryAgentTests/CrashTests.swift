@@ -5,7 +5,7 @@ import Glibc
 import Testing
 
 /// SQLite-style crash testing: the agent (a debug build) aborts at each named step of a
-/// task's life (FERRY_CRASH_AT, see Sources/FerryAgent/CrashPoint.swift), restarts, and the
+/// task's life (FERRY_CRASH_AT, see Sources/FerryAgent/Loop/CrashPoint.swift), restarts, and the
 /// task must end as if nothing happened: the file byte-exact at its one final name, no
 /// leftovers, each event once (by sequence number), no byte fetched twice beyond what was on disk.
 @Suite(.serialized) struct CrashTests {
