@@ -1,6 +1,6 @@
 import os, statistics, subprocess, time, json
 import dbus
-from ..harness import cpu_seconds, free_port, percentile
+from ..harness import cpu_seconds, free_port, percentile, rss_mib
 
 
 def run(b):
@@ -30,6 +30,7 @@ def run(b):
         time.sleep(0.01)
     elapsed = time.monotonic() - t0
     ferry_cpu = (cpu_seconds(b.agent.pid) - c0) / elapsed * 100
+    ferry_rss = [rss_mib(b.agent.pid), rss_mib(b.agent.pid, "RssAnon")]   # all n still running
     monitor.terminate()
     signals_seen = sum(1 for line in monitor.stdout if line.startswith("signal "))
     for i in ids:
@@ -64,6 +65,7 @@ def run(b):
         aria_samples.append((time.perf_counter() - a) * 1000)
         time.sleep(0.01)
     aria_cpu = (cpu_seconds(aria.pid) - c0) / (time.monotonic() - t0) * 100
+    aria_rss = [rss_mib(aria.pid), rss_mib(aria.pid, "RssAnon")]
     aria.terminate()
     aria.wait()
     b.results.append((f"{n} slow transfers running ({window} s window; one run)", "see each row", {
@@ -72,4 +74,6 @@ def run(b):
         "ferry agent CPU (%)": [ferry_cpu],
         "aria2c CPU (%)": [aria_cpu],
         "ferry signals on the bus per second": [signals_seen / elapsed],
+        "ferry agent RSS, of it anonymous (MiB)": ferry_rss,
+        "aria2c RSS, of it anonymous (MiB)": aria_rss,
     }, "see unit"))
