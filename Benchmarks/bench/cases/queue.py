@@ -1,6 +1,6 @@
 import os, statistics, subprocess, time
 import dbus
-from ..harness import cpu_seconds, percentile, rss_mib
+from ..harness import cpu_seconds, free_port, percentile, rss_mib
 
 
 def run(b, bin=None, label=""):
@@ -103,7 +103,49 @@ def run(b, bin=None, label=""):
         f"syscalls in {idle_seconds} s idle, {total} queued": [idle_calls],
         f"restart with {total} in the store, first answer (s)": [restart],
     }
+    if b.peers and not label:
+        # aria2c's RPC daemon beside it, the same numbers of tasks the same ways (its downloads
+        # held with --pause, as Ferry's are created paused): the issue's side-by-side targets.
+        aria_batch, aria_single = aria2_enqueue(b, total, singles, batch)
+        rows[f"aria2c system.multicall of {batch} addUri (tasks/s)"] = [aria_batch]
+        rows["aria2c one addUri per task (calls/s)"] = [aria_single]
+        rows["Ferry/aria2c: batches, single calls"] = [batch_rate / aria_batch, single_rate / aria_single]
     for name, points in latency.items():
         for level, p50, p99, agent_ms in points:
             rows[f"{name} at {level} tasks, round trip p50 / p99, agent CPU per call (ms)"] = [p50, p99, agent_ms]
     b.results.append((f"Queue of {total} tasks ({label or 'Ferry'} alone; one run)", "see each row", {k: v for k, v in rows.items()}, "see unit"))
+
+
+def aria2_enqueue(b, total, singles, batch):
+    """aria2c's RPC (JSON over HTTP, the usual client): tasks/s in multicalls of `batch` addUri,
+    then calls/s of single addUri; its downloads paused, nothing fetched."""
+    import json, urllib.request
+    port = free_port()
+    aria = subprocess.Popen(["aria2c", "--enable-rpc", f"--rpc-listen-port={port}", "--pause=true", "-q",
+                             "-d", b.fresh_dir("queue-aria2"), f"--max-download-result={total + singles}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rpc = f"http://127.0.0.1:{port}/jsonrpc"
+
+    def call(method, params):
+        body = json.dumps({"jsonrpc": "2.0", "id": "q", "method": method, "params": params}).encode()
+        return json.load(urllib.request.urlopen(urllib.request.Request(rpc, body)))
+
+    try:
+        while True:
+            try:
+                call("aria2.getVersion", [])
+                break
+            except OSError:
+                time.sleep(0.05)   # the daemon is starting
+        t0 = time.monotonic()
+        for start in range(0, total, batch):
+            calls = [{"methodName": "aria2.addUri", "params": [[f"{b.base}/qa/{start + i}"]]} for i in range(batch)]
+            call("system.multicall", [calls])
+        batch_rate = total / (time.monotonic() - t0)
+        t0 = time.monotonic()
+        for i in range(singles):
+            call("aria2.addUri", [[f"{b.base}/sa/{i}"]])
+        return batch_rate, singles / (time.monotonic() - t0)
+    finally:
+        aria.terminate()
+        aria.wait()
