@@ -61,6 +61,31 @@ extension Harness {
         }
         return r.stdout
     }
+
+    /// The mean luminance (0 black … 1 white) of a rectangle of the display, read with xwd
+    /// (the X server's own picture of the screen; the window sits at 0,0 with no window manager).
+    func luminance(x: Int, y: Int, width: Int, height: Int) throws -> Double {
+        let r = try run("/usr/bin/xwd", ["-root", "-silent", "-display", display ?? ""])
+        guard r.status == 0 else { throw FerryError(.failed, "xwd: \(r.stderr)") }
+        let d = Array(r.stdoutData)
+        // XWD: a header of big-endian 32-bit fields, the colormap, then the pixels (ZPixmap).
+        func field(_ i: Int) -> Int { d[i * 4 ..< i * 4 + 4].reduce(0) { $0 << 8 | Int($1) } }
+        let headerSize = field(0), bitsPerPixel = field(11), bytesPerLine = field(12), colors = field(19)
+        let lsbFirst = field(7) == 0, start = headerSize + colors * 12
+        let size = bitsPerPixel / 8   // 3 (Xvfb's 24-bit screen, packed) or 4
+        guard size >= 3, d.count >= start + (y + height) * bytesPerLine else {
+            throw FerryError(.failed, "xwd: \(bitsPerPixel) bits a pixel, \(d.count) bytes")
+        }
+        var sum = 0.0
+        for row in y ..< y + height {
+            for col in x ..< x + width {
+                let p = start + row * bytesPerLine + col * size, o = size - 3
+                let (red, green, blue) = lsbFirst ? (d[p + 2], d[p + 1], d[p]) : (d[p + o], d[p + o + 1], d[p + o + 2])
+                sum += (0.2126 * Double(red) + 0.7152 * Double(green) + 0.0722 * Double(blue)) / 255
+            }
+        }
+        return sum / Double(width * height)
+    }
 }
 
 private extension Array where Element == UInt8 {

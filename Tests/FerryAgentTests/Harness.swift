@@ -281,6 +281,8 @@ final class Harness: @unchecked Sendable {
     /// `signaled`: ended by a signal (a trap, a crash); `status` is then the signal's number.
     struct Result {
         var status: Int32; var stdout: String; var stderr: String; var signaled = false
+        /// The standard output as bytes (a picture, not text).
+        var stdoutData = Data()
         /// The id `ferry download|upload` printed on its first line.
         func taskID() throws -> Int64 { try #require(Int64(stdout.split(separator: "\n").first ?? ""), "\(stdout) \(stderr)") }
     }
@@ -305,7 +307,8 @@ final class Harness: @unchecked Sendable {
         group.wait()
         p.waitUntilExit()
         return Result(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self), signaled: p.terminationReason == .uncaughtSignal)
+                      stderr: String(decoding: errData, as: UTF8.self), signaled: p.terminationReason == .uncaughtSignal,
+                      stdoutData: outData)
     }
 
     func ferry(_ args: String...) throws -> Result { try run(Self.ferry, args) }

@@ -258,4 +258,30 @@ import Testing
         let shown = try JSONDecoder().decode(Shown.self, from: Data(try h.windowDriver("rows", "notes.txt").utf8))
         #expect(shown.row("notes.txt")?.buttons == ["Open", "Show in Folder", "Remove from List"])
     }
+
+    /// The window follows the desktop's light or dark style as the user switches it: GNOME's
+    /// color-scheme setting (org.gnome.desktop.interface, through dconf on the test's bus, which
+    /// libadwaita reads where no settings portal runs), read off the screen the X server shows.
+    @Test(.enabled(if: Harness.canShowWindows && FileManager.default.isExecutableFile(atPath: "/usr/bin/xwd"),
+                   "needs Xvfb, at-spi2-core, python3-pyatspi, xwd (x11-apps) and a built ferry-downloads"))
+    func theWindowFollowsTheDesktopsDarkStyle() throws {
+        let h = try Harness()
+        try h.enableDconf()
+        try h.startAgent()
+        try h.startDisplay()
+        func scheme(_ value: String) throws {
+            let r = try h.run("/usr/bin/gsettings", ["set", "org.gnome.desktop.interface", "color-scheme", value])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        // The list's empty page, under the header bar and the URL field.
+        func page() throws -> Double { try h.luminance(x: 40, y: 200, width: 400, height: 200) }
+        try scheme("prefer-dark")
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("has", "-", "Download")
+        try h.eventually("dark at the start") { try page() < 0.3 }
+        try scheme("default")
+        try h.eventually("light once the desktop is") { try page() > 0.7 }
+        try scheme("prefer-dark")
+        try h.eventually("dark again") { try page() < 0.3 }
+    }
 }
