@@ -8,6 +8,8 @@ public struct TaskOptions: Sendable, Equatable {
         case earliestBegin = "earliest-begin", priority, maxRate = "max-rate"
         case maxAttempts = "max-attempts", timeout, resumable
     }
+    /// Every key (a download takes them all): made once, not for each task of a batch.
+    public static let allKeys = Set(Key.allCases)
     /// The keys an upload takes (no destination, no checksum).
     public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout, .resumable]
 
@@ -34,7 +36,7 @@ public struct TaskOptions: Sendable, Equatable {
     public init() {}
 
     /// Refuses unknown keys and wrong types by name.
-    public init(bus d: [String: Value], allowed: Set<Key> = Set(Key.allCases), upload: Bool = false) throws {
+    public init(bus d: [String: Value], allowed: Set<Key> = TaskOptions.allKeys, upload: Bool = false) throws {
         for key in d.keys where Key(rawValue: key).map({ !allowed.contains($0) }) ?? true {
             throw FerryError(.invalidArgument, upload ? "unknown upload option '\(key)'" : "unknown option '\(key)'")
         }

@@ -28,7 +28,10 @@ extension AgentCore {
         touch(id, session: m.record.session)
         tasks.machines[id] = consume m
         carryOut(actions, id, stateBefore: stateBefore)
-        guard let record = tasks.machines[id]?.record else { preconditionFailure("carryOut keeps the machine") }
+        // carryOut keeps the machine; were it gone, the task's row is what the store has.
+        guard let record = try tasks.machines[id]?.record ?? ledger.task(id) else {
+            throw FerryError(.noSuchTask, "no task with id \(id)")
+        }
         if record.state != .running || (!tasks.attached.contains(id) && !tasks.finalizing.contains(id)) { tasks.machines[id] = nil }
         // Rechecks cycle waiting → queued → running: the warning is forgotten only when the task
         // ends, is paused or waits for something else.
