@@ -35,10 +35,7 @@ extension Store {
     private static func insertSQL(rows: Int) -> String {
         let row = "(" + Array(repeating: "?", count: TaskColumns.count).joined(separator: ", ") + ")"
         return """
-            INSERT INTO tasks(session, url, host, state, reason, received, expected, etag, last_modified,
-                directory, output, file, suggested_name, sha256, description, headers, error, error_name,
-                attempts, retry_at, created, updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline,
-                reply_file, reply_status, reply_cut, resumable, upload_url, reply_headers, keeps_encoding, id)
+            INSERT INTO tasks(\(TaskColumns.insertList))
             VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
             """
     }
@@ -64,16 +61,9 @@ extension Store {
     func update(_ r: TaskRecord, keepingState: Bool = false) throws {
         try write { db in
             // Cached: compiled once, not for every change of every task.
-            let stmt = try db.cached("""
-                UPDATE tasks SET url=?, \(keepingState ? "" : "host=?, state=?, ")reason=?, received=?, expected=?, etag=?,
-                    last_modified=?, directory=?, output=?, file=?, suggested_name=?, sha256=?, description=?,
-                    headers=?, error=?, error_name=?, attempts=?, retry_at=?, created=?, updated=?,
-                    kind=?, method=?, upload_file=?, priority=?, max_rate=?, max_attempts=?, deadline=?,
-                    reply_file=?, reply_status=?, reply_cut=?, resumable=?, upload_url=?, reply_headers=?,
-                    keeps_encoding=?
-                WHERE id = ?
-                """)
-            try TaskColumns.execute(stmt, binding: r, keys: keepingState ? .none : .allButSession)
+            let keys: TaskColumns.Keys = keepingState ? .none : .allButSession
+            let stmt = try db.cached(keepingState ? Self.updateKeepingState : Self.updateAll)
+            try TaskColumns.execute(stmt, binding: r, keys: keys)
         }
     }
 
@@ -235,12 +225,9 @@ extension Store {
     }
 
     /// The columns `TaskColumns.record` reads, by position (no lookup of columns by name).
-    static let taskColumns = """
-        id, session, url, host, state, reason, received, expected, etag, last_modified, directory, output, \
-        file, suggested_name, sha256, description, headers, error, error_name, attempts, retry_at, created, \
-        updated, kind, method, upload_file, priority, max_rate, max_attempts, deadline, reply_file, reply_status, reply_cut,
-        resumable, upload_url, reply_headers, keeps_encoding
-        """
+    static let taskColumns = TaskColumns.selectList
+    private static let updateAll = "UPDATE tasks SET \(TaskColumns.setClause(.allButSession)) WHERE id = ?"
+    private static let updateKeepingState = "UPDATE tasks SET \(TaskColumns.setClause(.none)) WHERE id = ?"
 
     /// The task rows a statement selects (`taskColumns`), read straight from SQLite's columns.
     static func records(_ statement: SQLiteStatement, _ arguments: [any SQLiteValue]) throws -> [TaskRecord] {

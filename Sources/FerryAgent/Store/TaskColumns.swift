@@ -50,8 +50,34 @@ enum TaskColumns {
         try statement.run { b in for r in rows { bind(&b, r, keys: .all) } }
     }
 
-    /// How many parameters `bind` takes with every key.
-    static let count = 37
+    /// The columns a task row has besides its id, in the order `bind` binds them and `record`
+    /// reads them after the id: the one list the store's SELECT, INSERT and UPDATE are made from
+    /// (a new column: here, in `bind` and `record`, and in a migration).
+    static let names = [
+        "session", "url", "host", "state", "reason", "received", "expected", "etag", "last_modified",
+        "directory", "output", "file", "suggested_name", "sha256", "description", "headers", "error", "error_name",
+        "attempts", "retry_at", "created", "updated", "kind", "method", "upload_file", "priority", "max_rate",
+        "max_attempts", "deadline", "reply_file", "reply_status", "reply_cut", "resumable", "upload_url",
+        "reply_headers", "keeps_encoding",
+    ]
+
+    /// The columns the key columns are (`Keys` leaves them out of an UPDATE).
+    static let session = "session", keyColumns: Set<String> = ["host", "state"]
+
+    /// How many parameters `bind` takes with every key (the columns and the id).
+    static let count = names.count + 1
+
+    /// The SELECT list `record` reads: the id, then `names`.
+    static let selectList = (["id"] + names).joined(separator: ", ")
+
+    /// The INSERT's column list (`names`, then the id), as `bind` binds them.
+    static let insertList = (names + ["id"]).joined(separator: ", ")
+
+    /// The UPDATE's SET clause for `keys` (never the session; without host and state for `.none`).
+    static func setClause(_ keys: Keys) -> String {
+        names.filter { $0 != session && (keys != .none || !keyColumns.contains($0)) }.map { "\($0)=?" }
+            .joined(separator: ", ")
+    }
 
     private static func bind(_ b: inout SQLiteBinder, _ r: TaskRecord, keys: Keys) {
         if keys == .all { b.add(r.session) }
