@@ -99,7 +99,7 @@ extension AgentCore {
         if sessions.queues[identifier] == nil { sessions.queues[identifier] = EventQueue() }
         if !peer.isEmpty { sessions.clients[identifier, default: []].insert(peer) }
         return .session(identifier: identifier, created: existing == nil, latestSeq: sessions.queues[identifier]?.lastSeq ?? 0,
-                        inbox: inbox(identifier, config))
+                        inbox: SessionRules(session: identifier, config: config, settings: settings).inbox)
     }
 
     public static func validateSessionIdentifier(_ id: String) throws {

@@ -51,10 +51,9 @@ extension AgentCore {
             guard let r = tasks.machines[id]?.record else { return }
             switch action {
             case .startTransfer(var plan):
-                if config(r.session).cookies { plan.cookieJar = settings.state.cookieJar(r.session) }
+                let rules = rules(r.session), stall = rules.stallSeconds
+                plan.cookieJar = rules.cookieJar
                 plan.proxyCredential = tasks.proxyCredentials[id]
-                let idle = config(r.session).requestTimeout
-                let stall = idle > 0 ? min(settings.stallSeconds, idle) : settings.stallSeconds
                 world.mayHaveStaged?.insert(id)
                 watchForStall(r, seconds: stall, from: plan.offset)
                 out.append(.startTransfer(r, plan, stallSeconds: stall, credential: tasks.credentials[id]?.forRequest(to: plan.url)))
@@ -74,18 +73,9 @@ extension AgentCore {
                 if config(r.session).popups { out += user.noSpace(id, name: Self.displayName(r)) }
             case .finalize:
                 if tasks.finalizing.insert(id).inserted {
-                    // A sandboxed app's files stay where it can read them: its default or its inbox.
-                    let c = config(r.session)
-                    if r.kind == .upload {   // an upload's reply, to the session's inbox
-                        var reply = r
-                        reply.output = inbox(r.session, c) + "/\(r.id)-reply"
-                        reply.sha256 = nil
-                        out.append(.finalize(reply, defaultDirectory: nil, confined: !c.app.isEmpty))
-                        continue
-                    }
-                    let dir = c.app.isEmpty ? settings.downloadDirectory ?? c.defaultDirectory ?? settings.downloadFolder
-                                           : c.defaultDirectory ?? inbox(r.session, c)
-                    out.append(.finalize(r, defaultDirectory: dir, confined: !c.app.isEmpty))
+                    let rules = rules(r.session)
+                    out.append(r.kind == .upload ? .finalize(rules.reply(of: r), defaultDirectory: nil, confined: rules.confined)
+                                                 : .finalize(r, defaultDirectory: rules.defaultDirectory, confined: rules.confined))
                 }
             case .scheduleRetry(let at):
                 wake(.retry, noLaterThan: at, due: \.retryDueAt)

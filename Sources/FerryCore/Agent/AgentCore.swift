@@ -224,10 +224,5 @@ public struct AgentCore: Sendable {
     /// The live record of a running task (progress not yet checkpointed).
     public func liveRecord(_ id: Int64) -> TaskRecord? { tasks.machines[id]?.record }
 
-    func inbox(_ session: String, _ c: SessionConfig) -> String {
-        // An app's inbox is in its own folder, under its own name for the session.
-        c.appHome.isEmpty ? settings.state.inbox(session) : StateFolder.appInbox(appHome: c.appHome, session: SessionKey.name(of: session, app: c.app))
-    }
-
     func isUploadCopy(_ r: TaskRecord) -> Bool { r.uploadFile?.hasPrefix(settings.state.uploads) ?? false }
 }
