@@ -94,11 +94,11 @@ extension AgentCore {
             return try request(r, ledger)
         case .listTasks(let session, let after, let limit):
             if !session.isEmpty { try own(session) }
-            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            let n = AgentRequest.pageSize(limit)
             return .tasks(try ledger.tasks(sessions: session.isEmpty ? mine : [session], afterID: after, limit: n).map(shown))
         case .listSection(let session, let active, let offset, let limit):
             if !session.isEmpty { try own(session) }
-            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            let n = AgentRequest.pageSize(limit)
             return .tasks(try ledger.taskSection(sessions: session.isEmpty ? mine : [session], active: active,
                                                  offset: offset, limit: n).map(shown))
         case .getTask(let id), .pause(let id), .resume(let id), .cancel(let id), .cancelProducingResumeData(let id),

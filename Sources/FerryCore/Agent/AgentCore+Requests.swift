@@ -13,10 +13,10 @@ extension AgentCore {
         case .createFromResumeData(let session, let data, let draft, let destinationGiven):
             return .taskIDs([try createFromResumeData(session: session, data, draft, destinationGiven: destinationGiven, ledger)])
         case .listTasks(let session, let after, let limit):
-            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            let n = AgentRequest.pageSize(limit)
             return .tasks(try ledger.tasks(sessions: session.isEmpty ? nil : [session], afterID: after, limit: n).map(shown))
         case .listSection(let session, let active, let offset, let limit):
-            let n = limit == 0 ? 1000 : min(limit, 10_000)
+            let n = AgentRequest.pageSize(limit)
             return .tasks(try ledger.taskSection(sessions: session.isEmpty ? nil : [session], active: active,
                                                  offset: offset, limit: n).map(shown))
         case .getTask(let id):

@@ -27,7 +27,7 @@ extension AgentCore {
 
     mutating func fetchEvents(_ session: String, after: UInt64, limit: Int, _ ledger: AgentLedger) throws -> AgentReply {
         guard let q = sessions.queues[session] else { throw SessionBook.noSuchSession(session) }
-        let events = q.fetch(after: after, limit: limit == 0 ? 1000 : min(limit, 10_000))
+        let events = q.fetch(after: after, limit: AgentRequest.pageSize(limit))
         var blobs: [Int64: ResumeData] = [:]
         for e in events {
             guard case .completed(_, _, true) = e.event, let r = try? ledger.task(e.task), r.kind == .download,

@@ -88,3 +88,9 @@ public struct SessionOptions: Sendable, Equatable {
         popups = c.popups; keepEvents = c.keepEvents; defaultDirectory = c.defaultDirectory
     }
 }
+
+extension AgentRequest {
+    /// The page a listing asks for: `limit` items, 1,000 when it says 0, never over 10,000 (one
+    /// reply stays a few MB). ListTasks, ListTaskRows, their sections and FetchEvents alike.
+    static func pageSize(_ limit: Int) -> Int { limit == 0 ? 1000 : min(limit, 10_000) }
+}
