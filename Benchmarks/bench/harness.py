@@ -232,6 +232,15 @@ http {{ log_format conn '$connection $body_bytes_sent $request_uri';
         self.api.OpenSession(name, {"keep-events": dbus.Boolean(False)})
         return name
 
+    def download_all(self, urls, directory):
+        """One batch of downloads into `directory` in a fresh session, waited for to the end."""
+        s = self.session()
+        before = sum(int(v) for v in self.api.GetStatus()["tasks"].values())
+        reqs = dbus.Array([dbus.Struct((u, {"directory": directory}), signature="sa{sv}") for u in urls],
+                          signature="(sa{sv})")
+        self.api.CreateDownloads(s, reqs)
+        self.wait_all_ended(before + len(urls))
+
     def wait_all_ended(self, total, timeout=600):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -1,5 +1,4 @@
 import os, socket, subprocess, time
-import dbus
 from ..harness import free_port
 
 
@@ -45,11 +44,7 @@ http {{ log_format conn '$connection $request_uri'; access_log {log} conn; keepa
             return len({l.split()[0] for l in f if l.strip()})
 
     def ferry_run(out):
-        s = b.session()
-        before = sum(int(v) for v in b.api.GetStatus()["tasks"].values())
-        reqs = dbus.Array([dbus.Struct((u, {"directory": out}), signature="sa{sv}") for u in urls], signature="(sa{sv})")
-        b.api.CreateDownloads(s, reqs)
-        b.wait_all_ended(before + n)
+        b.download_all(urls, out)
 
     def curl_run(out):
         config = os.path.join(b.work, "h2-curl.cfg")

@@ -1,5 +1,4 @@
 import os, statistics, subprocess, sys, time
-import dbus
 from ..harness import cpu_seconds, machine_ticks, no_sync_library
 
 
@@ -23,11 +22,7 @@ def run(b):
     curl_config = os.path.join(b.work, "curl.cfg")
 
     def ferry_run(d):
-        s = b.session()
-        before = sum(int(v) for v in b.api.GetStatus()["tasks"].values())
-        reqs = dbus.Array([dbus.Struct((u, {"directory": d}), signature="sa{sv}") for u in urls], signature="(sa{sv})")
-        b.api.CreateDownloads(s, reqs)
-        b.wait_all_ended(before + n)
+        b.download_all(urls, d)
 
     def peer(argv):
         return lambda d: subprocess.run(argv(d), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
