@@ -43,8 +43,15 @@ let package = Package(
         // What agent, library and CLI share: the typed D-Bus API (API/), GVariant values, the bus
         // connection, and one of each system helper (Shared/: XDG paths, the no-overwrite move,
         // the process launcher, the box for C callbacks).
+        // Its method and signal types, handler protocol and client calls are generated from
+        // desktop/dev.ferry.Agent1.xml at build time (ferry-bus-codegen, run by BusCodegen).
         .target(name: "FerryBus", dependencies: ["CGLib", "CFerryShim", "FerryCore"],
-                path: "Sources/FerryBus", swiftSettings: agentSwift),
+                path: "Sources/FerryBus", swiftSettings: agentSwift, plugins: ["BusCodegen"]),
+        // Its Swift runtime linked in: the package's build points the binaries' runtime at
+        // /usr/lib/ferry (not there yet when the build runs this tool).
+        .executableTarget(name: "ferry-bus-codegen", dependencies: ["CGLib"], path: "Sources/ferry-bus-codegen",
+                          swiftSettings: agentSwift, linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
+        .plugin(name: "BusCodegen", capability: .buildTool(), dependencies: ["ferry-bus-codegen"], path: "Plugins/BusCodegen"),
         // The agent's I/O shell: curl, SQLite, sd-bus, all on one GLib main loop.
         .target(name: "FerryAgent",
                 dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CSystemd", "CSecret", "CFerryShim",

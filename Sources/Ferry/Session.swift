@@ -59,7 +59,7 @@ public final class FerrySession: @unchecked Sendable {
         }
         let opened: OpenedSession
         do {
-            opened = try AgentProxy(client).openSession(configuration.identifier, Self.options(configuration))
+            opened = try AgentProxy(client).openSession(identifier: configuration.identifier, configuration: Self.options(configuration))
         } catch {
             DeliveryLedger.shared.close(configuration.identifier)
             throw error
@@ -117,7 +117,7 @@ public final class FerrySession: @unchecked Sendable {
     public func downloadTask(with request: FerryRequest, description: String = "") throws -> FerryDownloadTask {
         var options = taskOptions(request, description: description)
         options.directory = inbox.path
-        let id = try agent.createDownload(session: configuration.identifier, url: request.url.absoluteString, options)
+        let id = try agent.createDownload(session: configuration.identifier, url: request.url.absoluteString, options: options)
         return register(FerryDownloadTask(id: UInt64(id), request: request, description: description,
                                           state: .suspended, session: self))
     }
@@ -130,7 +130,7 @@ public final class FerrySession: @unchecked Sendable {
         options.paused = true
         options.directory = inbox.path
         if !description.isEmpty { options.description = description }
-        let id = try agent.createDownload(session: configuration.identifier, resumeData: [UInt8](data), options)
+        let id = try agent.createDownloadFromResumeData(session: configuration.identifier, resumeData: [UInt8](data), options: options)
         let url = URL(string: decoded.url) ?? URL(fileURLWithPath: "/")
         return register(FerryDownloadTask(id: UInt64(id), request: FerryRequest(url: url),
                                           description: description, state: .suspended, session: self))
@@ -146,9 +146,9 @@ public final class FerrySession: @unchecked Sendable {
                 throw FerryError(.invalidArgument, "cannot upload \(file.path): \(String(cString: strerror(errno)))")
             }
             defer { close(fd) }
-            id = try agent.createUpload(session: configuration.identifier, url: url, fd: fd, options)
+            id = try agent.createUploadFromFd(session: configuration.identifier, url: url, fd: fd, options: options)
         } else {
-            id = try agent.createUpload(session: configuration.identifier, url: url, file: file.path, options)
+            id = try agent.createUpload(session: configuration.identifier, url: url, file: file.path, options: options)
         }
         return register(FerryUploadTask(id: UInt64(id), request: request, description: description,
                                         state: .suspended, session: self))
@@ -176,7 +176,7 @@ public final class FerrySession: @unchecked Sendable {
         lock.lock()
         if let t = tasks[id] { lock.unlock(); if let info { t.update(from: info) }; return t }
         lock.unlock()
-        guard let info = info ?? (try? agent.task(Int64(id)))
+        guard let info = info ?? (try? agent.getTask(task: Int64(id)))
         else { return nil }
         let request = FerryRequest(url: URL(string: info.url) ?? URL(fileURLWithPath: "/"),
                                    httpMethod: info.method)
@@ -214,7 +214,7 @@ public final class FerrySession: @unchecked Sendable {
         let id = configuration.identifier
         var target: UInt64 = 0
         var after = DeliveryLedger.shared.delivered(id)
-        while let page = try? agent.fetchEvents(session: id, after: after, limit: 10_000), let last = page.last?.queued.seq {
+        while let page = try? agent.fetchEvents(session: id, afterSeq: after, limit: 10_000), let last = page.last?.queued.seq {
             target = last
             after = last
         }
@@ -226,18 +226,18 @@ public final class FerrySession: @unchecked Sendable {
 
     /// No new tasks; the running ones finish, then didBecomeInvalidWithError(nil).
     public func finishTasksAndInvalidate() {
-        try? agent.invalidateSession(configuration.identifier, cancelTasks: false)
+        try? agent.invalidateSession(session: configuration.identifier, cancelTasks: false)
     }
 
     /// Cancels every unfinished task, then didBecomeInvalidWithError(nil).
     public func invalidateAndCancel() {
-        try? agent.invalidateSession(configuration.identifier, cancelTasks: true)
+        try? agent.invalidateSession(session: configuration.identifier, cancelTasks: true)
     }
 
     /// Tells the agent the app finished handling the events it was launched for (the completion
     /// handler of iOS's handleEventsForBackgroundURLSession).
     public func finishedHandlingEvents() {
-        try? agent.finishedHandlingEvents(configuration.identifier)
+        try? agent.finishedHandlingEvents(session: configuration.identifier)
     }
 
     /// Stops delivering events and leaves the bus, as an exiting app does. The session and its
@@ -260,7 +260,7 @@ public final class FerrySession: @unchecked Sendable {
     private func reopen() {
         pump.async { [self] in
             guard !stopped else { return }
-            _ = try? agent.openSession(configuration.identifier, Self.options(configuration))
+            _ = try? agent.openSession(identifier: configuration.identifier, configuration: Self.options(configuration))
             kick()
         }
     }

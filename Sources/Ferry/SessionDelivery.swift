@@ -24,7 +24,7 @@ extension FerrySession {
         let after = DeliveryLedger.shared.delivered(configuration.identifier)
         let batch: [Incoming]
         do {
-            batch = try agent.fetchEvents(session: configuration.identifier, after: after, limit: 200).map {
+            batch = try agent.fetchEvents(session: configuration.identifier, afterSeq: after, limit: 200).map {
                 Incoming(seq: $0.queued.seq, task: UInt64($0.queued.task), event: $0.queued.event, resumeData: $0.resumeData)
             }
         } catch {
@@ -51,7 +51,7 @@ extension FerrySession {
         guard e.seq > DeliveryLedger.shared.delivered(configuration.identifier) else { deliver(batch, i + 1); return }
         handle(e) { [self] in
             pump.async { [self] in
-                if (try? agent.acknowledgeEvents(session: configuration.identifier, upTo: e.seq)) != nil {
+                if (try? agent.acknowledgeEvents(session: configuration.identifier, upToSeq: e.seq)) != nil {
                     DeliveryLedger.shared.record(configuration.identifier, e.seq)
                     if e.event.isDurable { durableSinceDrain = true }
                     deliver(batch, i + 1)
@@ -127,7 +127,7 @@ extension FerrySession {
                 case .performDefaultHandling: answer = .reject
                 case .cancelAuthenticationChallenge: answer = .cancel
                 }
-                try? agent.answerChallenge(Int64(task.taskIdentifier), answer)
+                try? agent.answerChallenge(task: Int64(task.taskIdentifier), answer: answer)
                 gate.finish()
             }
             present(.didReceiveChallenge(task, challenge, respond: respond)) { gate.returned() }

@@ -44,26 +44,26 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
     /// Starts or continues the task.
     public func resume() {
         guard let session, state == .suspended else { return }
-        if (try? session.agent.resume(Int64(taskIdentifier))) != nil { setState(.running) }
+        if (try? session.agent.resume(task: Int64(taskIdentifier))) != nil { setState(.running) }
     }
 
     /// Pauses the task; the bytes so far are kept.
     public func suspend() {
         guard let session, state == .running else { return }
-        if (try? session.agent.pause(Int64(taskIdentifier))) != nil { setState(.suspended) }
+        if (try? session.agent.pause(task: Int64(taskIdentifier))) != nil { setState(.suspended) }
     }
 
     /// Cancels the task: didCompleteWithError follows with a Canceled error.
     public func cancel() {
         guard let session, state != .completed, state != .canceling else { return }
         setState(.canceling)
-        if (try? session.agent.cancel(Int64(taskIdentifier))) == nil { refresh() }
+        if (try? session.agent.cancel(task: Int64(taskIdentifier))) == nil { refresh() }
     }
 
     /// After a refused request (the task ended meanwhile): the agent's state is the truth.
     func refresh() {
         guard let session,
-              let info = try? session.agent.task(Int64(taskIdentifier))
+              let info = try? session.agent.getTask(task: Int64(taskIdentifier))
         else { return }
         locked { _state = .running }   // lets update() map the agent's state, canceling included
         update(from: info)
@@ -104,7 +104,7 @@ public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
     public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
         guard let session else { completionHandler(nil); return }
         setState(.canceling)
-        let reply = try? session.agent.cancelProducingResumeData(Int64(taskIdentifier))
+        let reply = try? session.agent.cancelProducingResumeData(task: Int64(taskIdentifier))
         if reply == nil { refresh() }
         let data = reply.map { Data($0) }
         completionHandler(data)

@@ -18,7 +18,7 @@ final class DownloadsWindow {
     private let settings: SettingsStore?
     private var preferences: PreferencesWindow?
     private lazy var clearButton: Widget = Make.button("Clear Finished") { [unowned self] in
-        send(AgentCalls.clearFinished(session: nil)) { _ in }
+        send(AgentCalls.clearFinished(session: "")) { _ in }
     }
     /// The rows GTK shows, by position: updated in place when their task changes.
     private var boundRows: [Int: TaskRowView] = [:]
@@ -41,7 +41,7 @@ final class DownloadsWindow {
         action(map, app, "focus-url", keys: ["<Control>l"]) { [unowned self] in _ = gtk_widget_grab_focus(entry) }
         action(map, app, "close", keys: ["<Control>w"]) { [unowned self] in gtk_window_close(cast(window)) }
         action(map, app, "clear-finished", keys: ["<Control><Shift>Delete"]) { [unowned self] in
-            send(AgentCalls.clearFinished(session: nil)) { _ in }
+            send(AgentCalls.clearFinished(session: "")) { _ in }
         }
         action(map, app, "about", keys: []) { [unowned self] in About.show(over: window) }
         action(UnsafeMutableRawPointer(app), app, "quit", scope: "app", keys: ["<Control>q"]) { g_application_quit(cast(app)) }
@@ -73,7 +73,7 @@ final class DownloadsWindow {
         gtk_widget_add_controller(window, cast(drop))
 
         on(UnsafeMutableRawPointer(window), "notify::is-active") { [unowned self] _ in
-            if gtk_window_is_active(cast(window)) != 0 { send(AgentCalls.resetBadge) { _ in } }
+            if gtk_window_is_active(cast(window)) != 0 { send(AgentCalls.resetBadge()) { _ in } }
         }
         list.onCountsChanged = { [unowned self] in
             gtk_stack_set_visible_child_name(cast(stack), list.model.count == 0 ? "empty" : "list")
@@ -84,7 +84,7 @@ final class DownloadsWindow {
 
     func present() {
         gtk_window_present(cast(window))
-        send(AgentCalls.resetBadge) { _ in }
+        send(AgentCalls.resetBadge()) { _ in }
     }
 
     /// The primary menu (GNOME's "hamburger"): what the header bar has no room for.
@@ -115,17 +115,17 @@ final class DownloadsWindow {
     private func listView() -> Widget {
         let factory = gtk_signal_list_item_factory_new()!
         let actions = TaskActions(
-            pause: { [unowned self] t in send(AgentCalls.pause(t.id)) { _ in } },
-            resume: { [unowned self] t in send(AgentCalls.resume(t.id)) { _ in } },
+            pause: { [unowned self] t in send(AgentCalls.pause(task: t.id)) { _ in } },
+            resume: { [unowned self] t in send(AgentCalls.resume(task: t.id)) { _ in } },
             cancel: { [unowned self] t in cancelWithUndo(t) },
             open: { [unowned self] t in open(t) },
             showInFolder: { [unowned self] t in showInFolder(t) },
             retry: { [unowned self] t in retry(t) },
-            remove: { [unowned self] t in send(AgentCalls.removeTasks([t.id])) { _ in } },
+            remove: { [unowned self] t in send(AgentCalls.removeTasks(ids: [t.id])) { _ in } },
             openReply: { [unowned self] t in if let reply = t.replyFile { open(file: reply) } },
             login: { [unowned self] t in
                 LoginDialog(parent: window, task: t) { [weak self] c in
-                    self?.send(AgentCalls.answerChallenge(t.id, .credential(c))) { _ in }
+                    self?.send(AgentCalls.answerChallenge(task: t.id, answer: .credential(c))) { _ in }
                 }.present()
             })
         on(UnsafeMutableRawPointer(factory), "setup") { item in
@@ -208,7 +208,7 @@ final class DownloadsWindow {
 
     private func download(_ url: String, _ options: TaskOptions = TaskOptions(), then: @escaping () -> Void = {}) {
         send(AgentCalls.openUserSession) { [weak self] _ in
-            self?.send(AgentCalls.createDownload(session: BusNames.cliSession, url: url, options)) { _ in then() }
+            self?.send(AgentCalls.createDownload(session: BusNames.cliSession, url: url, options: options)) { _ in then() }
         }
     }
 
@@ -216,11 +216,11 @@ final class DownloadsWindow {
     /// (its bytes kept) and is canceled when the toast goes; Undo resumes it.
     private func cancelWithUndo(_ t: TaskInfo) {
         let wasPaused = t.state == .paused
-        send(AgentCalls.pause(t.id)) { _ in }
+        send(AgentCalls.pause(task: t.id)) { _ in }
         toast.show("Canceled “\(RowText.name(t))”", commit: { [weak self] in
-            self?.send(AgentCalls.cancel(t.id)) { _ in }
+            self?.send(AgentCalls.cancel(task: t.id)) { _ in }
         }, undo: { [weak self] in
-            if !wasPaused { self?.send(AgentCalls.resume(t.id)) { _ in } }
+            if !wasPaused { self?.send(AgentCalls.resume(task: t.id)) { _ in } }
         })
     }
 
@@ -228,7 +228,7 @@ final class DownloadsWindow {
     private func retry(_ t: TaskInfo) {
         var options = TaskOptions()
         if !t.description.isEmpty { options.description = t.description }
-        download(t.url, options) { [weak self] in self?.send(AgentCalls.removeTasks([t.id])) { _ in } }
+        download(t.url, options) { [weak self] in self?.send(AgentCalls.removeTasks(ids: [t.id])) { _ in } }
     }
 
     private func uri(_ path: String) -> String? {

@@ -72,7 +72,7 @@ final class TaskList {
     /// Reads the counts again and drops every page: GTK rebinds the rows on screen, which asks
     /// for their pages anew.
     func reload() {
-        client.send(AgentCalls.status) { [weak self] result in
+        client.send(AgentCalls.getStatus()) { [weak self] result in
             guard let self, case .success(let status) = result else { return }
             generation += 1
             pages = [:]
@@ -88,7 +88,8 @@ final class TaskList {
     private func request(_ key: PageKey) {
         guard requested.insert(key).inserted else { return }
         let asked = generation
-        client.send(AgentCalls.section(key.section, session: nil, offset: key.index * Self.pageSize, limit: Self.pageSize)) { [weak self] result in
+        client.send(AgentCalls.listTaskRowsSection(session: "", section: key.section, offset: key.index * Self.pageSize,
+                                                     limit: Self.pageSize)) { [weak self] result in
             guard let self, asked == generation else { return }
             guard case .success(let rows) = result else { requested.remove(key); return }
             pages[key] = rows
@@ -102,7 +103,7 @@ final class TaskList {
     /// what every row shows): read with GetTask once, when its row is first shown.
     private func askReply(of id: Int64) {
         guard repliesAsked.insert(id).inserted else { return }
-        client.send(AgentCalls.getTask(id)) { [weak self] result in
+        client.send(AgentCalls.getTask(task: id)) { [weak self] result in
             guard let self, case .success(let task) = result, let at = locate(id) else { return }
             pages[at.key]![at.index] = task
             onRowChanged(at.position)
@@ -150,7 +151,7 @@ final class TaskList {
         removed = false
         if rowsMove { reload(); return }
         for id in changes.keys {
-            client.send(AgentCalls.getTask(id)) { [weak self] result in
+            client.send(AgentCalls.getTask(task: id)) { [weak self] result in
                 guard let self, case .success(let task) = result, let at = locate(id) else { return }
                 pages[at.key]![at.index] = task
                 onRowChanged(at.position)

@@ -68,7 +68,7 @@ struct AgentConnection {
         }
     }
 
-    func task(_ id: Int64) throws -> TaskInfo { try api.task(id) }
+    func task(_ id: Int64) throws -> TaskInfo { try api.getTask(task: id) }
 
     /// Every task (optionally of one session), a page at a time as the agent sends them, each
     /// with the app that owns it (rows do not carry it: one GetSession per session seen).
@@ -78,7 +78,7 @@ struct AgentConnection {
             var page = page
             for i in page.indices {
                 let s = page[i].session
-                if owners[s] == nil { owners[s] = (try? api.getSession(s))?.configuration.app ?? "" }
+                if owners[s] == nil { owners[s] = (try? api.getSession(session: s))?.configuration.app ?? "" }
                 page[i].app = owners[s]!
             }
             try body(page)

@@ -42,7 +42,7 @@ struct Download: ParsableCommand {
             if let out = options.output, Self.isFolder(out) { (options.directory, options.output) = (out, nil) }
             if let folder = options.directory { try Self.create(folder) }
             options.sha256 = sha256
-            let id = try agent.createTask(session: task.session, printID: !task.json) { try $0.createDownload(session: $1, url: url, options) }
+            let id = try agent.createTask(session: task.session, printID: !task.json) { try $0.createDownload(session: $1, url: url, options: options) }
             try task.follow(id, agent: agent)
         }
     }

@@ -54,7 +54,7 @@ final class LiveTasks {
     }
 
     private func refresh(_ id: Int64) {
-        if let t = try? api.task(id) {
+        if let t = try? api.getTask(task: id) {
             guard session == nil || t.session == session else { return }
             if t.state == .running { speeds[id, default: TransferSpeed()].sample(received: t.received, at: Int64(g_get_monotonic_time())) }
             else { speeds[id] = nil }

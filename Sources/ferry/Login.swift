@@ -20,7 +20,7 @@ struct Login: ParsableCommand {
             let agent = try AgentConnection()
             let name = try user ?? Self.line(prompt: "User for task \(id): ", echo: true)
             let password = try Self.line(prompt: "Password: ", echo: false)
-            try agent.api.answerChallenge(id, .credential(Credential(user: name, password: password)))
+            try agent.api.answerChallenge(task: id, answer: .credential(Credential(user: name, password: password)))
         }
     }
 

@@ -38,7 +38,7 @@ struct Show: ParsableCommand {
             let agent = try AgentConnection()
             let t = try agent.task(id)
             // How the session's app is being relaunched for events (throttled after crashes).
-            let relaunch = (try? agent.api.getSession(t.session))?.relaunch ?? ""
+            let relaunch = (try? agent.api.getSession(session: t.session))?.relaunch ?? ""
             if json {
                 var object = Output.detailJSON(t)
                 object["relaunch"] = JSON(relaunch)
@@ -69,8 +69,8 @@ struct Pause: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let api = try AgentConnection().api
-            if let id = tasks.id { return try api.pause(id) }
-            print("paused \(try api.pauseAll(session: tasks.session)) task(s)")
+            if let id = tasks.id { return try api.pause(task: id) }
+            print("paused \(try api.pauseAll(session: tasks.session ?? "")) task(s)")
         }
     }
 }
@@ -81,8 +81,8 @@ struct Resume: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let api = try AgentConnection().api
-            if let id = tasks.id { return try api.resume(id) }
-            print("resumed \(try api.resumeAll(session: tasks.session)) task(s)")
+            if let id = tasks.id { return try api.resume(task: id) }
+            print("resumed \(try api.resumeAll(session: tasks.session ?? "")) task(s)")
         }
     }
 }
@@ -91,7 +91,7 @@ struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Cancel a task and discard its partial bytes.")
     @Argument(help: "Task id.", completion: TaskIDCompletion.active) var id: Int64
     func validate() throws { try TaskIDs.check([id]) }
-    func run() throws { try reportingErrors { try AgentConnection().api.cancel(id) } }
+    func run() throws { try reportingErrors { try AgentConnection().api.cancel(task: id) } }
 }
 
 struct Remove: ParsableCommand {
@@ -102,7 +102,7 @@ struct Remove: ParsableCommand {
     func validate() throws { try TaskIDs.check(ids) }
     func run() throws {
         try reportingErrors {
-            try AgentConnection().api.removeTasks(ids)
+            try AgentConnection().api.removeTasks(ids: ids)
             if json { Output.printJSON(["removed": .array(ids.map { JSON($0) })]) }
         }
     }
@@ -115,7 +115,7 @@ struct Clear: ParsableCommand {
     @Flag(help: "Print JSON: {\"removed\": N}.") var json = false
     func run() throws {
         try reportingErrors {
-            let n = try AgentConnection().api.clearFinished(session: session)
+            let n = try AgentConnection().api.clearFinished(session: session ?? "")
             if json { Output.printJSON(["removed": JSON(n)]) } else { print(n) }
         }
     }
@@ -127,7 +127,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let status = try AgentConnection().api.status()
+            let status = try AgentConnection().api.getStatus()
             var counts: [String: Int] = [:]
             for state in TaskState.allCases { counts[state.rawValue] = status.tasks[state] ?? 0 }
             if json {

@@ -37,7 +37,7 @@ struct Upload: ParsableCommand {
             options.resumable = resumable
             let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
             let id = try agent.createTask(session: task.session, printID: !task.json) {
-                try $0.createUpload(session: $1, url: url, file: path, options)
+                try $0.createUpload(session: $1, url: url, file: path, options: options)
             }
             try task.follow(id, agent: agent)
             if task.wait { try deliverReply(of: id, agent: agent) }

@@ -321,7 +321,7 @@ import Testing
         kill(old.processIdentifier, SIGKILL)
         try h.eventually("the new agent owns the name") {
             // Calls to the name may still reach the old connection as it goes: NoReply, then the new one.
-            (try? AgentProxy(h.client()).status().pid) == Int64(new.processIdentifier)
+            (try? AgentProxy(h.client()).getStatus().pid) == Int64(new.processIdentifier)
         }
         #expect(new.isRunning)
     }

@@ -35,24 +35,24 @@ import Testing
 
     static let info = TaskInfo(TaskRecord(session: "s", url: "https://example.com/a", host: "example.com"))
     static let examples: [Example] = [
-        Example(Agent1.OpenSession(identifier: "s", options: SessionOptions()),
+        Example(Agent1.OpenSession(identifier: "s", configuration: SessionOptions()),
                 OpenedSession(identifier: "s", created: true, latestSeq: 0, inbox: "/i")),
         Example(Agent1.GetSession(session: "s"), SessionInfo(identifier: "s", configuration: SessionConfig(), clients: 0,
                                                              pendingEvents: 0, latestSeq: 0, relaunch: "", finishedEvents: 0)),
         Example(Agent1.InvalidateSession(session: "s", cancelTasks: true), ()),
         Example(Agent1.FinishedHandlingEvents(session: "s"), ()),
-        Example(Agent1.FetchEvents(session: "s", after: 0, limit: 0),
+        Example(Agent1.FetchEvents(session: "s", afterSeq: 0, limit: 0),
                 [FetchedEvent(QueuedEvent(seq: 1, task: 2, event: .completed(error: nil, errorName: nil, resumable: true)), resumeData: [1])]),
-        Example(Agent1.AcknowledgeEvents(session: "s", upTo: 1), ()),
+        Example(Agent1.AcknowledgeEvents(session: "s", upToSeq: 1), ()),
         Example(Agent1.ResetBadge(), ()),
         Example(Agent1.GetStatus(), AgentStatus(version: "1", store: "", pid: 1, tasks: [:], running: 0, badge: 0)),
         Example(Agent1.CreateDownload(session: "s", url: "u", options: TaskOptions()), 1),
         Example(Agent1.CreateDownloads(session: "s", requests: [("u", TaskOptions())]), [1, 2]),
         Example(Agent1.CreateDownloadFromResumeData(session: "s", resumeData: [1], options: TaskOptions()), 1),
         Example(Agent1.CreateUpload(session: "s", url: "u", file: "/f", options: TaskOptions()), 1),
-        Example(Agent1.CreateUploadFromFd(session: "s", url: "u", options: TaskOptions()), 1),
-        Example(Agent1.ListTasks(session: "", after: 0, limit: 0), [info]),
-        Example(Agent1.ListTaskRows(session: "", after: 0, limit: 0), [info]),
+        Example(Agent1.CreateUploadFromFd(session: "s", url: "u", fd: 0, options: TaskOptions()), 1),
+        Example(Agent1.ListTasks(session: "", afterID: 0, limit: 0), [info]),
+        Example(Agent1.ListTaskRows(session: "", afterID: 0, limit: 0), [info]),
         Example(Agent1.ListTaskRowsSection(session: "", section: .ended, offset: 0, limit: 0), [info]),
         Example(Agent1.GetTask(task: 1), info),
         Example(Agent1.Pause(task: 1), ()),
@@ -60,10 +60,11 @@ import Testing
         Example(Agent1.Cancel(task: 1), ()),
         Example(Agent1.CancelProducingResumeData(task: 1), [1, 2]),
         Example(Agent1.AnswerChallenge(task: 1, answer: .reject), ()),
-        Example(Agent1.RemoveTasks(tasks: [1]), ()),
+        Example(Agent1.RemoveTasks(ids: [1]), ()),
         Example(Agent1.ClearFinished(session: ""), 3),
         Example(Agent1.PauseAll(session: ""), 3),
         Example(Agent1.ResumeAll(session: ""), 3),
+        Example(Agent1.GetVersion(), "1.0"),
     ]
 
     @Test func everyMethodTypeWritesTheXMLsTypes() throws {

@@ -42,6 +42,9 @@ import Testing
         let get = try h.run("/usr/bin/gdbus", ["call", "--session", "-d", BusNames.agent, "-o", BusNames.path,
                                                 "-m", properties + ".Get", BusNames.interface, "Version"])
         #expect(get.stdout == "(<'\(FerryRelease.version)'>,)\n", "\(get.stdout) \(get.stderr)")
+        let version = try h.run("/usr/bin/gdbus", ["call", "--session", "-d", BusNames.agent, "-o", BusNames.path,
+                                                    "-m", BusNames.interface + ".GetVersion"])
+        #expect(version.stdout == "('\(FerryRelease.version)',)\n", "\(version.stdout) \(version.stderr)")
         #expect(try call(BusNames.path, properties, "GetAll", [.string(BusNames.interface)])
                 == [.dict(["Version": .string(FerryRelease.version)])])
         let set = try h.run("/usr/bin/gdbus", ["call", "--session", "-d", BusNames.agent, "-o", BusNames.path,

@@ -249,7 +249,7 @@ import Testing
         let task = try session.uploadTask(with: FerryRequest(url: URL(string: h.faultURL("upload/d.bin"))!),
                                           fromFile: URL(fileURLWithPath: original))
         // The agent holds its own synced copy: the app's file may go at once.
-        let copy = try #require(try AgentProxy(h.client()).task(Int64(task.taskIdentifier)).uploadFile)
+        let copy = try #require(try AgentProxy(h.client()).getTask(task: Int64(task.taskIdentifier)).uploadFile)
         #expect(copy.hasPrefix(StateFolder(h.state).uploads) && copy != original, "\(copy)")
         var st = stat()
         #expect(stat(copy, &st) == 0 && st.st_mode & 0o777 == 0o600 && st.st_size == 150_000)

@@ -50,9 +50,9 @@ import Testing
         #expect(try app.call("OpenSession", SandboxTests.appID + ".bg", "{}").status == 0)
         #expect(try app.call("OpenSession", SandboxTests.appID, "{}").status == 0)
         // The user's first download goes to the user's session, owned by nobody else.
-        let opened = try AgentProxy(h.client()).openSession(BusNames.cliSession, SessionOptions())
+        let opened = try AgentProxy(h.client()).openSession(identifier: BusNames.cliSession, configuration: SessionOptions())
         #expect(opened.created && opened.inbox == StateFolder(h.state).inbox(BusNames.cliSession), "\(opened)")
-        #expect(try AgentProxy(h.client()).getSession(BusNames.cliSession).configuration.app == "")
+        #expect(try AgentProxy(h.client()).getSession(session: BusNames.cliSession).configuration.app == "")
     }
 
     /// An app whose sandbox has no network gets none through the agent.

@@ -89,7 +89,7 @@ import Testing
         try Data(repeating: 1, count: 1_000).write(to: URL(fileURLWithPath: app.home + "/doc.bin"))
         let created = try app.call("CreateUpload", session, "http://127.0.0.1:9/up", app.home + "/doc.bin", "{'paused': <true>}")
         let id = try #require(SandboxTests.taskID(created.stdout), "\(created.stdout) \(created.stderr)")
-        let copy = try #require(try AgentProxy(h.client()).task(id).uploadFile)
+        let copy = try #require(try AgentProxy(h.client()).getTask(task: id).uploadFile)
         #expect(copy.hasPrefix(h.state + "/"), "\(copy)")
         for seen in [try app.call("GetTask", "\(id)"), try app.call("ListTasks", session, "0", "10")] {
             #expect(seen.status == 0 && seen.stdout.contains("'kind': <'upload'>") && !seen.stdout.contains(h.state),

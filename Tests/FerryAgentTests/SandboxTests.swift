@@ -94,8 +94,8 @@ extension Trait where Self == ConditionTrait {
         let id = try #require(Self.taskID(created.stdout), "\(created.stdout) \(created.stderr)")
         try h.eventually("the app's download") { try h.show(id)["state"] as? String == "completed" }
         #expect(FileManager.default.fileExists(atPath: app.home + "/dl/a.bin"))
-        #expect(try AgentProxy(h.client()).task(id).app == Self.appID)
-        #expect(try AgentProxy(h.client()).task(hostTask).app == "")
+        #expect(try AgentProxy(h.client()).getTask(task: id).app == Self.appID)
+        #expect(try AgentProxy(h.client()).getTask(task: hostTask).app == "")
         let listed = try h.ferry("list").stdout.split(separator: "\n")
         #expect(listed.contains { $0.hasPrefix("\(id) ") && $0.hasSuffix("[\(Self.appID)]") } && !listed.contains { $0.hasPrefix("\(hostTask) ") && $0.contains("[") }, "\(listed)")
         #expect(try h.ferry("list", "--json").stdout.contains("\"app\" : \"\(Self.appID)\""))
@@ -133,7 +133,7 @@ extension Trait where Self == ConditionTrait {
         #expect(opened.stdout.contains("'inbox': <'\(app.home)/data/ferry/inbox/"), "\(opened.stdout) \(opened.stderr)")
         let id = try #require(Self.taskID(try app.call("CreateDownload", session, h.faultURL("episode.mp3"), "{}").stdout))
         try h.eventually("finished") { try h.show(id)["state"] as? String == "completed" }
-        let file = try #require(try AgentProxy(h.client()).task(id).file)
+        let file = try #require(try AgentProxy(h.client()).getTask(task: id).file)
         #expect(file.hasPrefix(app.home + "/"), "\(file)")
         // From inside: the app reads exactly the bytes; the finished event names the same file.
         let inside = try app.run(["/usr/bin/sha256sum", file])
@@ -195,7 +195,7 @@ extension Trait where Self == ConditionTrait {
         try proxy.perform(AgentCalls.openUserSession)
         var paused = TaskOptions()
         paused.paused = true
-        let marker = try proxy.createDownload(session: BusNames.cliSession, url: h.faultURL("a.bin"), paused)
+        let marker = try proxy.createDownload(session: BusNames.cliSession, url: h.faultURL("a.bin"), options: paused)
         try h.eventually("the host heard its task") { !host.isRunning }
         // The other app hears of neither (issue 38, item 7); its own paused task, made after
         // the host's, ends its listening: the host's would have come first.
@@ -219,7 +219,7 @@ extension Trait where Self == ConditionTrait {
             senders.append(try h.spawnWaitable("/usr/bin/dbus-send", args))
         }
         try h.eventually("the callers gone") { senders.allSatisfy { !$0.isRunning } }
-        #expect(try AgentProxy(h.client()).status().pid == Int64(h.agent?.processIdentifier ?? -1))
+        #expect(try AgentProxy(h.client()).getStatus().pid == Int64(h.agent?.processIdentifier ?? -1))
         #expect(h.agent?.isRunning == true)
     }
 
@@ -254,7 +254,7 @@ extension Trait where Self == ConditionTrait {
         #expect((call as? NSDictionary) == expected, "\(call)")
         // It answered and left the bus without handling the events: counted, and retried later.
         try h.eventually("the exit to be counted") {
-            (try AgentProxy(h.client()).getSession(session).relaunch).contains("exited 1 time(s)")
+            (try AgentProxy(h.client()).getSession(session: session).relaunch).contains("exited 1 time(s)")
         }
     }
 

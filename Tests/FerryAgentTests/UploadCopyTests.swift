@@ -22,7 +22,7 @@ import Testing
         defer { close(fd) }
         var options = TaskOptions()
         options.paused = true
-        return try proxy.createUpload(session: BusNames.cliSession, url: h.faultURL("upload/x"), fd: fd, options)
+        return try proxy.createUploadFromFd(session: BusNames.cliSession, url: h.faultURL("upload/x"), fd: fd, options: options)
     }
 
     static func copies(_ h: Harness, app: String? = nil) -> [(path: String, size: Int64, disk: Int64)] {
@@ -56,7 +56,7 @@ import Testing
         #expect(copy.size == 2 << 30 && copy.disk < 1 << 20, "2 GiB with 64 KiB of data took \(copy.disk) bytes on disk")
         let original = try FileHandle(forReadingFrom: URL(fileURLWithPath: sparse)).readData(ofLength: 65_536 + 16)
         #expect(try FileHandle(forReadingFrom: URL(fileURLWithPath: copy.path)).readData(ofLength: 65_536 + 16) == original)
-        #expect(try proxy.task(id).expected == 2 << 30)
+        #expect(try proxy.getTask(task: id).expected == 2 << 30)
         refused(.limitExceeded, mentioning: "upload-copy-max-mb") { try Self.hand(proxy, dense, h) }
         #expect(Self.copies(h).count == 1, "a refused copy leaves nothing")
     }
@@ -85,7 +85,7 @@ import Testing
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(Self.copies(h, app: SandboxTests.appID).count == 1)
         // The host's first task ends: its copy goes, and its room is the host's again.
-        try proxy.cancel(first)
+        try proxy.cancel(task: first)
         try h.eventually("the copy removed") { Self.copies(h).isEmpty }
         _ = try Self.hand(proxy, dense, h)
     }
@@ -114,7 +114,7 @@ import Testing
         try Self.file(stale, size: 4_096, data: 4_096)
         h.killAgent()
         try h.startAgent()
-        _ = try AgentProxy(h.client()).status()   // answered once the start's clean-up is done
+        _ = try AgentProxy(h.client()).getStatus()   // answered once the start's clean-up is done
         #expect(Self.copies(h).map(\.path) == [kept])
     }
 }

@@ -29,7 +29,7 @@ import Testing
         // Its header fields too, but no cookie (a credential).
         #expect(reply.value(forHTTPHeaderField: "Location") == "/stored/p.bin" && reply.headers["content-type"] == "application/json")
         #expect(reply.headers["set-cookie"] == nil && !reply.headers.isEmpty)
-        let info = try AgentProxy(h.client()).task(Int64(id))
+        let info = try AgentProxy(h.client()).getTask(task: Int64(id))
         #expect(info.replyStatus == 201 && info.replyHeaders?["location"] == "/stored/p.bin")
         let file = try #require(info.replyFile)
         #expect(file.hasPrefix(StateFolder(h.state).inbox("dev.ferry.test.Reply")))

@@ -16,7 +16,7 @@ import Testing
     }
 
     func badge(_ h: Harness) throws -> Int? {
-        try AgentProxy(h.client()).status().badge
+        try AgentProxy(h.client()).getStatus().badge
     }
 
     @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))

@@ -9,7 +9,7 @@ import Glibc
 /// Everything that needs no copy is checked first; the copy is made off the loop; the task is
 /// created, and the call answered, once the copy is synced.
 extension BusService {
-    func uploadFromDescriptor(_ m: Agent1.CreateUploadFromFd, _ c: MethodTable.Context,
+    func uploadFromDescriptor(_ m: Agent1.CreateUploadFromFd, _ c: CallContext,
                               _ answer: @escaping (Result<Int64, Error>) -> Void) {
         var fd: Int32 = -1
         do {
@@ -22,7 +22,7 @@ extension BusService {
         }
     }
 
-    func upload(_ m: Agent1.CreateUpload, _ c: MethodTable.Context, _ answer: @escaping (Result<Int64, Error>) -> Void) {
+    func upload(_ m: Agent1.CreateUpload, _ c: CallContext, _ answer: @escaping (Result<Int64, Error>) -> Void) {
         var fd: Int32 = -1
         do {
             var draft = try RequestDecoder.upload(url: m.url, file: m.file, m.options)
@@ -43,7 +43,7 @@ extension BusService {
     }
 
     /// Copies `fd` (which it closes) into the owner's folder off the loop, then creates the task.
-    private func keepCopy(of fd: Int32, size: Int64, _ draft: TaskRecord, session: String, _ c: MethodTable.Context,
+    private func keepCopy(of fd: Int32, size: Int64, _ draft: TaskRecord, session: String, _ c: CallContext,
                           _ answer: @escaping (Result<Int64, Error>) -> Void) {
         do {
             _ = try run(.getSession(session), c, checkPaths: false)   // its session, before any copying

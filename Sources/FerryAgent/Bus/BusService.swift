@@ -15,8 +15,8 @@ public final class BusService {
     let log: Logger
     private(set) var connection: BusConnection?
     private let objects: BusObjects
-    /// What each method of dev.ferry.Agent1 does (BusService+Methods).
-    private var methods = MethodTable()
+    /// What each method of dev.ferry.Agent1 does.
+    private var methods: AgentMethods { AgentMethods(bus: self) }
     let identity = CallerIdentity()
     /// Every reply and signal leaves through the agent's outbox, in order.
     var outbox: BusOutbox { agent.outbox }
@@ -29,8 +29,6 @@ public final class BusService {
         self.agent = agent
         self.log = logger
         objects = try BusObjects()
-        methods = makeMethodTable()
-        assert(methods.methods == Set(AgentMethod.allCases), "a method of dev.ferry.Agent1 without a handler")
         agent.onEventsAvailable = { [unowned self] session, seq, app in
             // The app reads its own name for the session; the host, the agent's key.
             let name = SessionKey.name(of: session, app: app)
@@ -121,7 +119,7 @@ public final class BusService {
                     return
                 }
                 guard let method = AgentMethod(rawValue: name) else { return fail(call, FerryError(.invalidArgument, "unknown method \(name)")) }
-                methods.handle(method, args, MethodTable.Context(caller: caller, sender: from)) { [self] result in
+                methods.handle(method, args, CallContext(caller: caller, sender: from)) { [self] result in
                     reply(call, name) { try result.get() }
                 }
             }

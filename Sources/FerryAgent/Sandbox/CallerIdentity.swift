@@ -25,10 +25,8 @@ final class CallerIdentity {
     init() {
         userDirs = [
             "xdg-download": XDG.downloadDirectory, "xdg-documents": XDG.documentsDirectory,
-            "xdg-desktop": XDG.userDirectory(G_USER_DIRECTORY_DESKTOP, fallback: "Desktop"),
-            "xdg-music": XDG.userDirectory(G_USER_DIRECTORY_MUSIC, fallback: "Music"),
-            "xdg-pictures": XDG.userDirectory(G_USER_DIRECTORY_PICTURES, fallback: "Pictures"),
-            "xdg-videos": XDG.userDirectory(G_USER_DIRECTORY_VIDEOS, fallback: "Videos"),
+            "xdg-desktop": XDG.desktopDirectory, "xdg-music": XDG.musicDirectory,
+            "xdg-pictures": XDG.picturesDirectory, "xdg-videos": XDG.videosDirectory,
         ].mapValues(Self.resolved)
     }
 

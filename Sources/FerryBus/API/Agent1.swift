@@ -2,9 +2,9 @@ import FerryCore
 
 /// A method of dev.ferry.Agent1 as both ends see it: its name, its arguments as typed fields
 /// (written by a client with `arguments`, read by the agent with `init(_:)`), and its reply
-/// (`reply`: written by the agent, read by the client). One type per method, in
-/// `Agent1+Sessions.swift` and `Agent1+Tasks.swift`; `InterfaceContractTests` checks each
-/// against desktop/dev.ferry.Agent1.xml.
+/// (`reply`: written by the agent, read by the client). The types are generated from
+/// desktop/dev.ferry.Agent1.xml at build time (`ferry-bus-codegen`, run by the BusCodegen
+/// plugin): `Agent1.GetTask(task: 7)`.
 public protocol Agent1Method: Sendable {
     associatedtype Reply
     static var method: AgentMethod { get }
@@ -22,6 +22,21 @@ extension Agent1Method {
         try self.init(&r)
         try r.finish()
     }
+
+    /// A call answered at once by `body` (the generated `Agent1Handler.handle` uses it).
+    public static func answerNow(_ values: [Value], _ answer: (Result<[Value], Error>) -> Void, _ body: (Self) throws -> Reply) {
+        answer(Result { reply.encode(try body(try Self(arguments: values))) })
+    }
+
+    /// A call `body` answers later, once (after work off the loop).
+    public static func answerLater(_ values: [Value], _ answer: @escaping (Result<[Value], Error>) -> Void,
+                                   _ body: (Self, @escaping (Result<Reply, Error>) -> Void) -> Void) {
+        do {
+            body(try Self(arguments: values)) { answer($0.map(reply.encode)) }
+        } catch {
+            answer(.failure(error))
+        }
+    }
 }
 
 /// How one kind of reply goes on the bus and comes back.
@@ -34,25 +49,20 @@ public struct ReplyCodec<T>: Sendable {
         self.read = decode
     }
 
+    /// A reply of one value.
+    public init(_ codec: BusCodec<T>) {
+        self.init(encode: { [codec.encode($0)] }, decode: codec.read)
+    }
+
     public func decode(_ values: [Value], method: AgentMethod) throws -> T {
         var r = BusReader(values, reading: "the agent's \(method.rawValue) reply")
         return try read(&r)
     }
 }
 
-/// The replies the methods share.
 public enum Replies {
+    /// A method with no out argument.
     public static let none = ReplyCodec<Void>(encode: { _ in [] }, decode: { _ in })
-    public static let task = ReplyCodec<Int64>(encode: { [.uint64(UInt64($0))] }, decode: { try $0.task() })
-    public static let tasks = ReplyCodec<[Int64]>(encode: { [.array($0.map { .uint64(UInt64($0)) }, elementType: "t")] },
-                                                  decode: { try $0.array(of: "t") { try BusReader.taskID($0) } })
-    public static let count = ReplyCodec<Int>(encode: { [.uint32(UInt32(clamping: $0))] }, decode: { try $0.count() })
-    public static let bytes = ReplyCodec<[UInt8]>(encode: { [.bytes($0)] }, decode: { try $0.bytes() })
-    public static let info = ReplyCodec<TaskInfo>(encode: { [.fields($0.fields)] }, decode: { try TaskInfo(bus: $0.dict()) })
-    public static let infos = ReplyCodec<[TaskInfo]>(encode: { [.array($0.map { .fields($0.fields) }, elementType: "a{sv}")] },
-                                                     decode: { try $0.array(of: "a{sv}") { try TaskInfo(bus: $0.dictValue ?? [:]) } })
-    public static let rows = ReplyCodec<[TaskInfo]>(encode: { [.array($0.map(\.row), elementType: TaskInfo.rowType)] },
-                                                    decode: { try $0.array(of: TaskInfo.rowType) { try TaskInfo(row: $0) }.compactMap { $0 } })
 }
 
 extension BusReader {
@@ -63,27 +73,5 @@ extension BusReader {
     }
 }
 
-/// Methods whose one argument is a session identifier.
-public protocol SessionMethod: Agent1Method {
-    var session: String { get }
-    init(session: String)
-}
-
-extension SessionMethod {
-    public var arguments: [Value] { [.string(session)] }
-    public init(_ r: inout BusReader) throws { self.init(session: try r.string()) }
-}
-
-/// Methods whose one argument is a task id.
-public protocol TaskMethod: Agent1Method {
-    var task: Int64 { get }
-    init(task: Int64)
-}
-
-extension TaskMethod {
-    public var arguments: [Value] { [.uint64(UInt64(clamping: task))] }   // a negative id: 0, no such task
-    public init(_ r: inout BusReader) throws { self.init(task: try r.task()) }
-}
-
-/// The namespace of the method types: `Agent1.GetTask(task: 7)`.
+/// The namespace of the method and signal types.
 public enum Agent1 {}

@@ -29,4 +29,8 @@ public enum XDG {
 
     public static var downloadDirectory: String { userDirectory(G_USER_DIRECTORY_DOWNLOAD, fallback: "Downloads") }
     public static var documentsDirectory: String { userDirectory(G_USER_DIRECTORY_DOCUMENTS, fallback: "Documents") }
+    public static var desktopDirectory: String { userDirectory(G_USER_DIRECTORY_DESKTOP, fallback: "Desktop") }
+    public static var musicDirectory: String { userDirectory(G_USER_DIRECTORY_MUSIC, fallback: "Music") }
+    public static var picturesDirectory: String { userDirectory(G_USER_DIRECTORY_PICTURES, fallback: "Pictures") }
+    public static var videosDirectory: String { userDirectory(G_USER_DIRECTORY_VIDEOS, fallback: "Videos") }
 }

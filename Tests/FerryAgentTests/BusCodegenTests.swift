@@ -1,0 +1,66 @@
+import FerryBus
+import FerryCore
+import Foundation
+import Testing
+
+/// The generator of the bus layer (ferry-bus-codegen, run at build time on
+/// desktop/dev.ferry.Agent1.xml): what it refuses, and that the XML's annotations choose how an
+/// argument is read.
+@Suite struct BusCodegenTests {
+    static var tool: String { Harness.buildDirectory + "/ferry-bus-codegen" }
+
+    func generate(_ interfaceBody: String) throws -> (status: Int32, stderr: String, source: String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("codegen-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let xml = dir.appendingPathComponent("i.xml"), out = dir.appendingPathComponent("out.swift")
+        try "<node><interface name=\"dev.ferry.Agent1\">\(interfaceBody)</interface></node>".write(to: xml, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.tool)
+        p.arguments = [xml.path, out.path]
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text, (try? String(contentsOf: out, encoding: .utf8)) ?? "")
+    }
+
+    /// A dictionary, struct or array argument has no meaning the generator may guess.
+    @Test func anArgumentWithoutATypeItCanNameStopsTheBuild() throws {
+        let r = try generate(#"<method name="Frob"><arg name="options" type="a{sv}" direction="in"/></method>"#)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("Frob, argument options (a{sv})"), "\(r.stderr)")
+        #expect(r.source.isEmpty)
+        let half = try generate(#"""
+            <method name="Frob"><arg name="options" type="a{sv}" direction="in">
+            <annotation name="dev.ferry.Swift.Type" value="TaskOptions"/></arg></method>
+            """#)
+        #expect(half.status == 1 && half.stderr.contains("needs dev.ferry.Swift.Codec"), "\(half.stderr)")
+    }
+
+    /// Plain signatures need nothing; names follow the XML's (after_id: afterID); an h argument's
+    /// call sends the descriptor along.
+    @Test func plainArgumentsNeedNoAnnotation() throws {
+        let r = try generate(#"""
+            <method name="GetThing"><arg name="after_id" type="t" direction="in"/><arg name="fd" type="h" direction="in"/>
+            <arg name="count" type="u" direction="out"/></method>
+            """#)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.source.contains("public var afterID: UInt64"))
+        #expect(r.source.contains("func getThing(_ call: Agent1.GetThing, _ context: CallContext) throws -> Int"))
+        #expect(r.source.contains("AgentCall(Agent1.GetThing(afterID: afterID, fd: 0), fds: [fd])"))
+    }
+
+    /// CreateUpload's options are annotated with the upload codec: a download's option is
+    /// refused there by name, and taken by CreateDownload.
+    @Test func theAnnotatedCodecReadsTheArgument() throws {
+        let options: Value = .dict(["sha256": .string("ab")])
+        do {
+            _ = try Agent1.CreateUpload(arguments: [.string("s"), .string("https://h/u"), .string("/f"), options])
+            Issue.record("an upload took sha256")
+        } catch let e as FerryError { #expect(e.message == "unknown upload option 'sha256'", "\(e.message)") }
+        let download = try Agent1.CreateDownload(arguments: [.string("s"), .string("https://h/u"), options])
+        #expect(download.options.sha256 == "ab")
+    }
+}
