@@ -137,7 +137,9 @@ class Bench:
         self.procs = []
         self.results = []   # (case, rows) printed at the end
         config = "debug" if smoke and not os.path.exists(os.path.join(REPO, ".build/release/ferryd")) else "release"
-        if not this and config == "release" and not os.path.exists(os.path.join(REPO, ".build/release/ferryd")):
+        # Always built (incremental: seconds when up to date): a release build left from an
+        # earlier commit would otherwise be measured as this work tree's.
+        if not this and config == "release":
             print("building ferry (release)...", file=sys.stderr)
             subprocess.run(["swift", "build", "-c", "release"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
         self.bin = build_revision(this) if this else subprocess.run(
