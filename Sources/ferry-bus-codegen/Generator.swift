@@ -44,9 +44,29 @@ struct Generator {
         for m in methods { out += methodType(m) }
         for (s, args) in signals { out += signalType(s, args) }
         out += "}\n\n"
+        for keys in try dictionaries() { out += keys.source() }
         out += handler(methods)
         out += clients(methods)
         return out
+    }
+
+    /// Every Swift type whose keys an argument lists, once (listed twice, they must agree).
+    private func dictionaries() throws -> [DictionaryKeys] {
+        var found: [String: (list: String, where: String)] = [:]
+        var order: [String] = []
+        for m in interface.methods + interface.signals {
+            for a in m.inputs + m.outputs {
+                guard let list = a.annotations[DictionaryKeys.annotation] else { continue }
+                let type = DictionaryKeys.dictionaryType(of: try SwiftArgument(a, of: m.name).type)
+                if let seen = found[type] {
+                    guard seen.list == list else { throw GeneratorError("\(m.name): the keys of \(type) differ from \(seen.where)'s") }
+                    continue
+                }
+                found[type] = (list, m.name)
+                order.append(type)
+            }
+        }
+        return try order.map { try DictionaryKeys(type: $0, list: found[$0]!.list, where: found[$0]!.where) }
     }
 
     private func fields(_ args: [SwiftArgument]) -> String {

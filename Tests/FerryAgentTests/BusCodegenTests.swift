@@ -63,4 +63,38 @@ import Testing
         let download = try Agent1.CreateDownload(arguments: [.string("s"), .string("https://h/u"), options])
         #expect(download.options.sha256 == "ab")
     }
+
+    /// The dictionaries the agent writes carry the XML's keys (dev.ferry.Swift.Keys), each of its
+    /// type; one without a key the XML says is always sent, or with a key of another type, is
+    /// refused by name (no reader fills in a default).
+    @Test func dictionariesCarryTheXMLsKeysAndNoDefaults() throws {
+        var info = ContractTests.info
+        info.replyStatus = 201; info.replyFile = "/inbox/r"; info.replyHeaders = ["etag": "x"]; info.priority = 0.9
+        let d = info.dictionary
+        for k in TaskInfo.Key.allCases where k.required { #expect(d[k.rawValue]?.typeString == k.signature, "\(k)") }
+        for (name, v) in d {
+            let k = try #require(TaskInfo.Key(rawValue: name), "\(name) is not in the XML")
+            #expect(v.typeString == k.signature, "\(name)")
+        }
+        #expect(try TaskInfo(bus: d) == info)
+        func refused(_ body: () throws -> Void, _ message: String) {
+            do { try body(); Issue.record("read: \(message)") } catch let e as FerryError { #expect(e.message == message) } catch {
+                Issue.record("\(error)")
+            }
+        }
+        var missing = d; missing["received"] = nil
+        refused({ _ = try TaskInfo(bus: missing) }, "a task: 'received' is missing")
+        var wrong = d; wrong["attempts"] = .string("3")
+        refused({ _ = try TaskInfo(bus: wrong) }, "a task: 'attempts' must be u, not s")
+
+        let status = AgentStatus(version: "1", store: "/s", pid: 2, tasks: [.queued: 3], running: 1, badge: 4)
+        let read = try AgentStatus(bus: status.bus)
+        #expect(read.tasks[.queued] == 3 && read.badge == 4 && read.pid == 2)
+        var noBadge = status.bus; noBadge["badge"] = nil
+        refused({ _ = try AgentStatus(bus: noBadge) }, "the agent's status: 'badge' is missing")
+        let opened = OpenedSession(identifier: "s", created: true, latestSeq: 9, inbox: "/i")
+        #expect(try OpenedSession(bus: opened.bus) == opened)
+        var noInbox = opened.bus; noInbox["inbox"] = nil
+        refused({ _ = try OpenedSession(bus: noInbox) }, "the opened session: 'inbox' is missing")
+    }
 }

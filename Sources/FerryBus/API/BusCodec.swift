@@ -122,13 +122,13 @@ extension BusCodec where T == SessionOptions {
     public static var options: Self { .init(encode: { .dict($0.bus) }, read: { try SessionOptions(bus: $0.dict()) }) }
 }
 extension BusCodec where T == OpenedSession {
-    public static var opened: Self { .init(encode: { .dict($0.bus) }, read: { OpenedSession(bus: try $0.dict()) }) }
+    public static var opened: Self { .init(encode: { .dict($0.bus) }, read: { try OpenedSession(bus: $0.dict()) }) }
 }
 extension BusCodec where T == SessionInfo {
-    public static var info: Self { .init(encode: { .dict($0.bus) }, read: { SessionInfo(bus: try $0.dict()) }) }
+    public static var info: Self { .init(encode: { .dict($0.bus) }, read: { try SessionInfo(bus: $0.dict()) }) }
 }
 extension BusCodec where T == AgentStatus {
-    public static var status: Self { .init(encode: { .dict($0.bus) }, read: { AgentStatus(bus: try $0.dict()) }) }
+    public static var status: Self { .init(encode: { .dict($0.bus) }, read: { try AgentStatus(bus: $0.dict()) }) }
 }
 extension BusCodec where T == ChallengeReply {
     public static var answer: Self { .init(encode: { .dict($0.bus) }, read: { try ChallengeReply(bus: $0.dict()) }) }

@@ -1,14 +1,8 @@
 import FerryCore
 
-/// OpenSession's configuration dictionary (and GetSession's "configuration"): its keys,
-/// spelled once.
+/// OpenSession's configuration dictionary (and GetSession's "configuration"); its keys (`Key`)
+/// are generated from the XML.
 extension SessionOptions {
-    public enum Key: String, CaseIterable, Sendable {
-        case launchCommand = "launch-command", relaunch, discretionary, allowMetered = "allow-metered"
-        case perHostLimit = "per-host-limit", requestTimeout = "request-timeout", resourceTimeout = "resource-timeout"
-        case popups, keepEvents = "keep-events", defaultDirectory = "default-directory", maxRate = "max-rate", cookies
-    }
-
     /// Unknown keys are ignored (older agents gain options over time); a wrong type is refused.
     public init(bus d: [String: Value]) throws {
         self.init()
@@ -56,11 +50,13 @@ public struct OpenedSession: Sendable, Equatable {
     }
 
     public var bus: [String: Value] {
-        ["identifier": .string(identifier), "created": .bool(created), "latest-seq": .uint64(latestSeq), "inbox": .string(inbox)]
+        [Key.identifier.rawValue: .string(identifier), Key.created.rawValue: .bool(created),
+         Key.latestSeq.rawValue: .uint64(latestSeq), Key.inbox.rawValue: .string(inbox)]
     }
-    public init(bus d: [String: Value]) {
-        self.init(identifier: d["identifier"]?.stringValue ?? "", created: d["created"]?.boolValue ?? false,
-                  latestSeq: d["latest-seq"]?.uint64Value ?? 0, inbox: d["inbox"]?.stringValue ?? "")
+    public init(bus d: [String: Value]) throws {
+        let f = try BusFields<Key>(d, reading: "the opened session")
+        self.init(identifier: try f.string(.identifier), created: try f.bool(.created), latestSeq: try f.uint64(.latestSeq),
+                  inbox: try f.string(.inbox))
     }
 }
 
@@ -70,19 +66,20 @@ extension SessionInfo {
         let c = configuration
         var options = SessionOptions(c)
         if options.launchCommand == nil { options.launchCommand = [] }
-        return ["identifier": .string(identifier), "configuration": .dict(options.bus),
-                "clients": .uint32(UInt32(clamping: clients)), "pending-events": .uint32(UInt32(clamping: pendingEvents)),
-                "latest-seq": .uint64(latestSeq), "invalidating": .bool(c.invalidating),
-                "relaunch": .string(relaunch), "finished-events": .int64(finishedEvents), "app": .string(c.app)]
+        return [Key.identifier.rawValue: .string(identifier), Key.configuration.rawValue: .dict(options.bus),
+                Key.clients.rawValue: .uint32(UInt32(clamping: clients)),
+                Key.pendingEvents.rawValue: .uint32(UInt32(clamping: pendingEvents)), Key.latestSeq.rawValue: .uint64(latestSeq),
+                Key.invalidating.rawValue: .bool(c.invalidating), Key.relaunch.rawValue: .string(relaunch),
+                Key.finishedEvents.rawValue: .int64(finishedEvents), Key.app.rawValue: .string(c.app)]
     }
 
-    public init(bus d: [String: Value]) {
-        var c = (try? SessionOptions(bus: d["configuration"]?.dictValue ?? [:]))?.applied(to: SessionConfig()) ?? SessionConfig()
-        c.invalidating = d["invalidating"]?.boolValue ?? false
-        c.app = d["app"]?.stringValue ?? ""
-        self.init(identifier: d["identifier"]?.stringValue ?? "", configuration: c,
-                  clients: Int(d["clients"]?.int64Value ?? 0), pendingEvents: Int(d["pending-events"]?.int64Value ?? 0),
-                  latestSeq: d["latest-seq"]?.uint64Value ?? 0, relaunch: d["relaunch"]?.stringValue ?? "",
-                  finishedEvents: d["finished-events"]?.int64Value ?? 0)
+    public init(bus d: [String: Value]) throws {
+        let f = try BusFields<Key>(d, reading: "the session")
+        var c = try SessionOptions(bus: f.dict(.configuration)).applied(to: SessionConfig())
+        c.invalidating = try f.bool(.invalidating)
+        c.app = try f.string(.app)
+        self.init(identifier: try f.string(.identifier), configuration: c, clients: try f.count(.clients),
+                  pendingEvents: try f.count(.pendingEvents), latestSeq: try f.uint64(.latestSeq), relaunch: try f.string(.relaunch),
+                  finishedEvents: try f.int64(.finishedEvents))
     }
 }

@@ -47,24 +47,26 @@ public struct TaskInfo: Sendable, Equatable {
     /// The entries of `dictionary` in key order, as the agent writes them (no hashing, no sort).
     public var fields: [Value.Field] {
         var f: [Value.Field] = [
-            .init("app", .string(app)), .init("attempts", .uint32(UInt32(clamping: attempts))), .init("created", .int64(created)),
-            .init("description", .string(description)), .init("error", .string(error ?? "")),
-            .init("error-name", .string(errorName ?? "")), .init("expected", .int64(expected ?? -1)), .init("file", .string(file ?? "")),
-            .init("id", .uint64(UInt64(id))), .init("kind", .string(kind.rawValue)),
+            .init(Key.app, .string(app)), .init(Key.attempts, .uint32(UInt32(clamping: attempts))),
+            .init(Key.created, .int64(created)), .init(Key.description, .string(description)),
+            .init(Key.error, .string(error ?? "")), .init(Key.errorName, .string(errorName ?? "")),
+            .init(Key.expected, .int64(expected ?? -1)), .init(Key.file, .string(file ?? "")),
+            .init(Key.id, .uint64(UInt64(id))), .init(Key.kind, .string(kind.rawValue)),
         ]
         f.reserveCapacity(21)
-        if let maxRate { f.append(.init("max-rate", .int64(maxRate))) }   // the defaults stay out of every page
-        f.append(.init("method", .string(method)))
-        if priority != 0.5 { f.append(.init("priority", .double(priority))) }
-        f += [.init("reason", .string(reason?.rawValue ?? "")), .init("received", .int64(received))]
+        if let maxRate { f.append(.init(Key.maxRate, .int64(maxRate))) }   // the defaults stay out of every page
+        f.append(.init(Key.method, .string(method)))
+        if priority != 0.5 { f.append(.init(Key.priority, .double(priority))) }
+        f += [.init(Key.reason, .string(reason?.rawValue ?? "")), .init(Key.received, .int64(received))]
         if let replyStatus {   // an upload the server answered
-            f += [.init("reply-cut", .bool(replyCut)), .init("reply-file", .string(replyFile ?? "")),
-                  .init("reply-headers", .stringDict(replyHeaders ?? [:])), .init("reply-status", .int32(Int32(clamping: replyStatus)))]
+            f += [.init(Key.replyCut, .bool(replyCut)), .init(Key.replyFile, .string(replyFile ?? "")),
+                  .init(Key.replyHeaders, .stringDict(replyHeaders ?? [:])),
+                  .init(Key.replyStatus, .int32(Int32(clamping: replyStatus)))]
         }
-        if let retryAt { f.append(.init("retry-at", .int64(retryAt))) }
-        f += [.init("session", .string(session)), .init("state", .string(state.rawValue)), .init("updated", .int64(updated))]
-        if let uploadFile { f.append(.init("upload-file", .string(uploadFile))) }
-        f.append(.init("url", .string(url)))
+        if let retryAt { f.append(.init(Key.retryAt, .int64(retryAt))) }
+        f += [.init(Key.session, .string(session)), .init(Key.state, .string(state.rawValue)), .init(Key.updated, .int64(updated))]
+        if let uploadFile { f.append(.init(Key.uploadFile, .string(uploadFile))) }
+        f.append(.init(Key.url, .string(url)))
         return f
     }
 
@@ -111,34 +113,26 @@ public struct TaskInfo: Sendable, Equatable {
         self.created = created; self.updated = updated; self.app = app
     }
 
-    /// GetTask's and ListTasks' dictionary; without an id and a known state it is no task.
+    /// GetTask's and ListTasks' dictionary: every key the XML says is always sent, each of its
+    /// type (an unknown kind or state, a newer agent's, is refused too).
     public init(bus d: [String: Value]) throws {
-        guard let id = d["id"]?.int64Value, let stateName = d["state"]?.stringValue,
-              let state = TaskState(rawValue: stateName) else { throw FerryError(.invalidArgument, "a task without an id or a known state") }
-        self.id = id
-        self.state = state
-        session = d["session"]?.stringValue ?? ""
-        kind = d["kind"]?.stringValue.flatMap(TaskRecord.Kind.init(rawValue:)) ?? .download
-        method = d["method"]?.stringValue ?? "GET"
-        uploadFile = d["upload-file"]?.stringValue
-        app = d["app"]?.stringValue ?? ""
-        url = d["url"]?.stringValue ?? ""
-        received = d["received"]?.int64Value ?? 0
-        expected = d["expected"]?.int64Value.flatMap { $0 < 0 ? nil : $0 }
-        file = d["file"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        error = d["error"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        errorName = d["error-name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        reason = d["reason"]?.stringValue.flatMap { WaitReason(rawValue: $0) }
-        description = d["description"]?.stringValue ?? ""
-        attempts = Int(d["attempts"]?.int64Value ?? 0)
-        retryAt = d["retry-at"]?.int64Value
-        created = d["created"]?.int64Value ?? 0
-        updated = d["updated"]?.int64Value ?? 0
-        if case .double(let p)? = d["priority"] { priority = p }
-        maxRate = d["max-rate"]?.int64Value
-        replyFile = d["reply-file"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        replyStatus = d["reply-status"]?.int64Value.map { Int($0) }
-        replyCut = d["reply-cut"]?.boolValue ?? false
-        replyHeaders = d["reply-headers"]?.stringDictValue
+        let f = try BusFields<Key>(d, reading: "a task")
+        let stateName = try f.string(.state), kindName = try f.string(.kind)
+        guard let state = TaskState(rawValue: stateName), let kind = TaskRecord.Kind(rawValue: kindName) else {
+            throw FerryError(.invalidArgument, "a task of an unknown state or kind (\(stateName.prefix(16)), \(kindName.prefix(16)))")
+        }
+        func size(_ x: Int64) -> Int64? { x < 0 ? nil : x }
+        self.init(id: try f.value(.id) { if case .uint64 = $0 { $0.int64Value } else { nil } }, session: try f.string(.session),
+                  kind: kind, url: try f.string(.url), method: try f.string(.method), uploadFile: f.optional(.uploadFile) { $0.stringValue },
+                  state: state, received: try f.int64(.received), expected: size(try f.int64(.expected)), file: try f.text(.file),
+                  error: try f.text(.error), errorName: try f.text(.errorName), reason: WaitReason(rawValue: try f.string(.reason)),
+                  description: try f.string(.description), attempts: try f.count(.attempts), retryAt: f.optional(.retryAt) { $0.int64Value },
+                  created: try f.int64(.created), updated: try f.int64(.updated), app: try f.string(.app))
+        priority = f.optional(.priority) { if case .double(let p) = $0 { p } else { nil } } ?? 0.5   // absent: the default, 0.5
+        maxRate = f.optional(.maxRate) { $0.int64Value }
+        replyFile = f.optional(.replyFile) { $0.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        replyStatus = f.optional(.replyStatus) { $0.int64Value.map { Int($0) } }
+        replyCut = f.optional(.replyCut) { $0.boolValue } ?? false
+        replyHeaders = f.optional(.replyHeaders) { $0.stringDictValue }
     }
 }

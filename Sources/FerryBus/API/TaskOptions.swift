@@ -1,13 +1,8 @@
 import FerryCore
 
 /// The options of a new task (CreateDownload, CreateDownloads, CreateDownloadFromResumeData,
-/// CreateUpload): their keys, spelled once, and their types.
+/// CreateUpload); their keys (`Key`) are generated from the XML.
 public struct TaskOptions: Sendable, Equatable {
-    public enum Key: String, CaseIterable, Sendable {
-        case directory, output, sha256, description, headers, paused, method
-        case earliestBegin = "earliest-begin", priority, maxRate = "max-rate"
-        case maxAttempts = "max-attempts", timeout, resumable
-    }
     /// Every key (a download takes them all): made once, not for each task of a batch.
     public static let allKeys = Set(Key.allCases)
     /// The keys an upload takes (no destination, no checksum).
@@ -93,15 +88,20 @@ public struct AgentStatus: Sendable, Equatable {
     public var bus: [String: Value] {
         var counts: [String: Value] = [:]
         for s in TaskState.allCases { counts[s.rawValue] = .uint32(UInt32(clamping: tasks[s] ?? 0)) }
-        return ["version": .string(version), "store": .string(store), "pid": .int64(pid), "tasks": .dict(counts),
-                "running": .uint32(UInt32(clamping: running)), "badge": .uint32(UInt32(clamping: badge))]
+        return [Key.version.rawValue: .string(version), Key.store.rawValue: .string(store), Key.pid.rawValue: .int64(pid),
+                Key.tasks.rawValue: .dict(counts), Key.running.rawValue: .uint32(UInt32(clamping: running)),
+                Key.badge.rawValue: .uint32(UInt32(clamping: badge))]
     }
 
-    public init(bus d: [String: Value]) {
+    public init(bus d: [String: Value]) throws {
+        let f = try BusFields<Key>(d, reading: "the agent's status")
         var counts: [TaskState: Int] = [:]
-        for (k, v) in d["tasks"]?.dictValue ?? [:] { if let s = TaskState(rawValue: k) { counts[s] = Int(v.int64Value ?? 0) } }
-        self.init(version: d["version"]?.stringValue ?? "?", store: d["store"]?.stringValue ?? "?", pid: d["pid"]?.int64Value ?? 0,
-                  tasks: counts, running: Int(d["running"]?.int64Value ?? 0), badge: Int(d["badge"]?.int64Value ?? 0))
+        for (k, v) in try f.dict(.tasks) {
+            guard let n = v.int64Value else { throw FerryError(.invalidArgument, "the agent's status: tasks '\(k)' must be u") }
+            if let s = TaskState(rawValue: k) { counts[s] = Int(n) }   // a newer agent's state: not this client's
+        }
+        self.init(version: try f.string(.version), store: try f.string(.store), pid: try f.int64(.pid),
+                  tasks: counts, running: try f.count(.running), badge: try f.count(.badge))
     }
 }
 
@@ -111,19 +111,19 @@ extension ChallengeReply {
     public var bus: [String: Value] {
         switch self {
         case .credential(let c, let persistence):
-            var d: [String: Value] = ["user": .string(c.user), "password": .string(c.password)]
-            if persistence != .none { d["persistence"] = .string(persistence.rawValue) }
+            var d: [String: Value] = [Key.user.rawValue: .string(c.user), Key.password.rawValue: .string(c.password)]
+            if persistence != .none { d[Key.persistence.rawValue] = .string(persistence.rawValue) }
             return d
-        case .reject: return ["action": .string("reject")]
-        case .cancel: return ["action": .string("cancel")]
+        case .reject: return [Key.action.rawValue: .string("reject")]
+        case .cancel: return [Key.action.rawValue: .string("cancel")]
         }
     }
 
     public init(bus d: [String: Value]) throws {
-        for key in d.keys where !["user", "password", "persistence", "action"].contains(key) {
+        for key in d.keys where Key(rawValue: key) == nil {
             throw FerryError(.invalidArgument, "unknown answer key '\(key)'")
         }
-        if let action = try OptionValue.string(d, "action") {
+        if let action = try OptionValue.string(d, Key.action.rawValue) {
             switch action {
             case "reject": self = .reject
             case "cancel": self = .cancel
@@ -131,11 +131,11 @@ extension ChallengeReply {
             }
             return
         }
-        guard let user = d["user"]?.stringValue, let password = d["password"]?.stringValue else {
+        guard let user = d[Key.user.rawValue]?.stringValue, let password = d[Key.password.rawValue]?.stringValue else {
             throw FerryError(.invalidArgument, "give user and password (strings), or action")
         }
         var persistence = CredentialPersistence.none
-        if let p = try OptionValue.string(d, "persistence") {
+        if let p = try OptionValue.string(d, Key.persistence.rawValue) {
             guard let known = CredentialPersistence(rawValue: p) else {
                 throw FerryError(.invalidArgument, "persistence must be none, for-session or permanent, not '\(p.prefix(32))'")
             }
