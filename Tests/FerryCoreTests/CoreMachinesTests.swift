@@ -18,14 +18,22 @@ import Testing
 
     @Test func theUserHearsOfCompletionsFailuresAndFullDisksOnce() {
         var u = UserDelivery()
-        let done = u.taskEvent(.finished(file: "/d/a.pdf", received: 1), name: "a.pdf")
-        #expect(done == [.popup(.completed(file: "/d/a.pdf")), .store(.badge(1))] && u.badge == 1)
-        #expect(u.taskEvent(.completed(error: "HTTP 404", errorName: "Failed", resumable: false), name: "b")
+        let done = u.taskEvent(.finished(file: "/d/a.pdf", received: 1), name: "a.pdf", now: 5)
+        // The badge is stored and reaches docks on the launcher wake, 0.1 s on.
+        #expect(done == [.popup(.completed(file: "/d/a.pdf")), .store(.badge(1)), .wake(.launcher, at: 100_005)] && u.badge == 1)
+        #expect(u.taskEvent(.completed(error: "HTTP 404", errorName: "Failed", resumable: false), name: "b", now: 6)
                 == [.popup(.failed(name: "b", reason: "HTTP 404"))])
-        #expect(u.taskEvent(.completed(error: "canceled", errorName: "Canceled", resumable: false), name: "c").isEmpty)
+        #expect(u.taskEvent(.completed(error: "canceled", errorName: "Canceled", resumable: false), name: "c", now: 7).isEmpty)
         #expect(u.noSpace(7, name: "big.iso") == [.popup(.noSpace(name: "big.iso"))])
         #expect(u.noSpace(7, name: "big.iso").isEmpty)
-        #expect(u.resetBadge() == [.store(.badge(0))] && u.resetBadge().isEmpty)
+        #expect(u.resetBadge(now: 8) == [.store(.badge(0)), .wake(.launcher, at: 100_008)] && u.resetBadge(now: 9).isEmpty)
+        // A click on a sandboxed app's popup starts the app as itself; a host popup only resets.
+        var app = SessionConfig()
+        app.app = "org.example.App"
+        _ = u.taskEvent(.finished(file: "/d/b.pdf", received: 1), name: "b.pdf", now: 10)
+        #expect(u.popupActivated("org.example.App", config: app, now: 11)
+                == [.store(.badge(0)), .wake(.launcher, at: 100_011), .launch(session: "org.example.App", .app(id: "org.example.App", kind: .flatpak))])
+        #expect(u.popupActivated(nil, config: nil, now: 12).isEmpty)
     }
 
     @Test func progressIsReportedPerAppOnce() {
@@ -50,9 +58,17 @@ import Testing
         #expect(first.count == 2 && book.reservedSeq["s"] == 1_001 && book.signalsPending == ["s"])
         #expect(book.append(session: "s", task: 1, .progress(received: 1, expected: nil, written: 1)).isEmpty)   // not stored
         book.clients["s"] = [":1.5"]
-        #expect(book.considerLaunch("s", now: 0) == .none)   // its client takes them
-        #expect(book.peerLeft(":1.5") == ["s"])
-        guard case .launch = book.considerLaunch("s", now: 0) else { Issue.record("no launch"); return }
+        #expect(book.considerLaunch("s", now: 0).isEmpty)   // its client takes them
+        // The client leaves: the app is started for its events.
+        #expect(book.peerLeft(":1.5", now: 0) == [.launch(session: "s", .command(["/usr/bin/app"]))])
+        #expect(book.considerLaunch("s", now: 1).isEmpty)   // launched: not again while it runs
+        // It exits with the events still there: a warning, and a wake for the backoff's end.
+        let exited = book.appExited("s", status: 1, now: 1_000_000)
+        guard case .log(.warning, let note)? = exited.first, case .wake(.relaunch("s"), let at?)? = exited.last else {
+            Issue.record("\(exited)"); return
+        }
+        #expect(note.contains("status 1") && at > 1_000_000)
+        #expect(book.considerLaunch("s", now: at) == [.launch(session: "s", .command(["/usr/bin/app"]))])
         #expect(try book.acknowledge("s", upTo: 2, confined: false) == [.store(.deleteEvents(session: "s", upTo: 2))])
         #expect(throws: FerryError.self) { try book.acknowledge("s", upTo: 99, confined: false) }
         #expect(throws: FerryError.self) { try book.acknowledge("nope", upTo: 1, confined: false) }

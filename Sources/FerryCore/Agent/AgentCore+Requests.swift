@@ -37,17 +37,17 @@ extension AgentCore {
         case .answerChallenge(let id, let reply):
             try answerChallenge(id, reply, ledger)
         case .finishedHandlingEvents(let session):
-            try finishedHandlingEvents(session, ledger)
+            emit(try sessions.finishedHandlingEvents(session, now: now, ledger))
         case .invalidateSession(let session, let cancelTasks):
             try invalidateSession(session, cancelTasks: cancelTasks, ledger)
         case .getSession(let session):
-            return .sessionInfo(try sessionInfo(session, ledger))
+            return .sessionInfo(try sessions.info(session, now: now, ledger))
         case .fetchEvents(let session, let after, let limit):
-            return try fetchEvents(session, after: after, limit: limit, ledger)
+            return try sessions.fetchEvents(session, after: after, limit: limit, ledger)
         case .acknowledgeEvents(let session, let seq):
             try acknowledgeEvents(session, upTo: seq)
         case .resetBadge:
-            resetBadge()
+            emit(user.resetBadge(now: now))
         case .removeTasks(let ids):
             try removeTasks(ids, ledger)
         case .clearFinished(let session):

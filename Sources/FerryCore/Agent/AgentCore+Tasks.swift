@@ -247,24 +247,7 @@ extension AgentCore {
     private mutating func tellUser(_ event: SessionEvent, _ r: TaskRecord) {
         let c = config(r.session)
         guard c.popups else { return }
-        deliver(user.taskEvent(event, name: Self.displayName(r), appSession: c.app.isEmpty ? nil : r.session))
-    }
-
-    mutating func resetBadge() { deliver(user.resetBadge()) }
-
-    /// A click on a popup: the user has looked. A sandboxed app's popup starts the app, as
-    /// itself (never a host program on the app's file).
-    mutating func popupActivated(_ appSession: String?) {
-        resetBadge()
-        let c = appSession.map(config)
-        guard let session = appSession, let c, !c.app.isEmpty else { return }
-        out.append(.launch(session: session, .app(id: c.app, kind: SandboxedApp.Kind(rawValue: c.appKind) ?? .flatpak)))
-    }
-
-    /// The user's effects; a new badge reaches docks within 0.1 s, in one Update for a burst.
-    private mutating func deliver(_ effects: [AgentEffect]) {
-        out += effects
-        if effects.contains(where: { if case .store(.badge) = $0 { true } else { false } }) { wake(.launcher, at: now + 100_000) }
+        emit(user.taskEvent(event, name: Self.displayName(r), appSession: c.app.isEmpty ? nil : r.session, now: now))
     }
 
     /// Progress reaches docks at most twice a second, and only while something transfers.

@@ -82,11 +82,11 @@ public struct AgentCore: Sendable {
         case .wake(let wake): woke(wake, ledger)
         case .networkChanged(let state): networkChanged(state, ledger)
         case .mountsChanged: mountsChanged(ledger)
-        case .peerLeft(let peer): peerLeft(peer)
-        case .appLaunched(let session, let pid): appLaunched(session, pid: pid)
-        case .appLaunchFailed(let session, let message): appLaunchFailed(session, message)
-        case .appExited(let session, let status): appExited(session, status: status)
-        case .popupActivated(let session): popupActivated(session)
+        case .peerLeft(let peer): emit(sessions.peerLeft(peer, now: now))
+        case .appLaunched(let session, let pid): emit(sessions.appLaunched(session, pid: pid))
+        case .appLaunchFailed(let session, let message): emit(sessions.appLaunchFailed(session, message, now: now))
+        case .appExited(let session, let status): emit(sessions.appExited(session, status: status, now: now))
+        case .popupActivated(let session): emit(user.popupActivated(session, config: session.map(config), now: now))
         case .settingsChanged(let s): settingsChanged(s, ledger)
         case .credentialFound(let id, let c): credentialFound(id, c, ledger)
         case .stopping(let received): stopping(received)
@@ -106,8 +106,8 @@ public struct AgentCore: Sendable {
         case .launcher:
             out.append(.launcherChanged)
             reportProgress()
-        case .relaunch(let session): considerLaunch(session)
-        case .pendingLaunches: for id in sessions.queues.keys.sorted() { considerLaunch(id) }
+        case .relaunch(let session): emit(sessions.considerLaunch(session, now: now))
+        case .pendingLaunches: emit(sessions.considerLaunches(now: now))
         case .prune: pruneEndedTasks(ledger)
         case .stall: checkStalls(ledger)
         }
@@ -124,6 +124,14 @@ public struct AgentCore: Sendable {
     }
 
     mutating func log(_ level: LogLevel, _ message: String) { out.append(.log(level, message)) }
+
+    /// A machine's effects, into the turn's: a wake it asks for goes through the plan (one of
+    /// each armed in the shell).
+    mutating func emit(_ effects: [AgentEffect]) {
+        for e in effects {
+            if case .wake(let w, let at) = e { wake(w, at: at) } else { out.append(e) }
+        }
+    }
 
     // MARK: - Start
 

@@ -56,7 +56,7 @@ struct SessionBook: Sendable {
     }
 
     /// The sessions a peer leaving the bus leaves without any client.
-    mutating func peerLeft(_ peer: String) -> [String] {
+    private mutating func orphaned(by peer: String) -> [String] {
         var orphaned: [String] = []
         for (session, peers) in clients where peers.contains(peer) {
             clients[session]?.remove(peer)
@@ -68,28 +68,80 @@ struct SessionBook: Sendable {
         return orphaned.sorted()
     }
 
-    enum Launch: Equatable { case none, wait(until: Int64), launch(LaunchTarget) }
+    /// A peer left the bus: the sessions it leaves without a client may need their app.
+    mutating func peerLeft(_ peer: String, now: Int64) -> [AgentEffect] {
+        orphaned(by: peer).flatMap { considerLaunch($0, now: now) }
+    }
 
-    /// Whether to start the session's app now: events wait for it and nobody is there to take them.
-    mutating func considerLaunch(_ session: String, now: Int64) -> Launch {
-        guard let target = config(session).launchTarget else { return .none }
+    /// Starts the session's app if events wait for it and nobody is there to take them; or
+    /// asks to be woken when its backoff ends.
+    mutating func considerLaunch(_ session: String, now: Int64) -> [AgentEffect] {
+        guard let target = config(session).launchTarget else { return [] }
         let connected = !(clients[session]?.isEmpty ?? true)
         // Runs after every burst of events: scan the queue only when nobody is listening.
         let pending = !connected && (queues[session]?.hasDurable ?? false)
         switch (relaunch[session] ?? RelaunchPolicy()).decide(pendingEvents: pending, clientConnected: connected, now: now) {
-        case .none: return .none
-        case .wait(let until): return .wait(until: until)
+        case .none: return []
+        case .wait(let until): return [.wake(.relaunch(session), at: until)]
         case .launch:
             relaunch[session, default: RelaunchPolicy()].launched(now: now)
-            return .launch(target)
+            return [.launch(session: session, target)]
         }
     }
 
-    /// A launched app exited (or could not start); a note for the log when events still wait.
-    mutating func appExited(_ session: String, now: Int64, failedToStart: Bool = false) -> String? {
-        let pending = failedToStart || (queues[session]?.hasDurable ?? false)
+    /// Every session with events may need its app (a restarted agent, after a moment).
+    mutating func considerLaunches(now: Int64) -> [AgentEffect] {
+        queues.keys.sorted().flatMap { considerLaunch($0, now: now) }
+    }
+
+    func appLaunched(_ session: String, pid: Int32) -> [AgentEffect] {
+        [.log(.info, "session \(session): launched \(config(session).launchTarget?.name ?? "?")\(pid > 0 ? " (pid \(pid))" : "") for its events")]
+    }
+
+    mutating func appLaunchFailed(_ session: String, _ message: String, now: Int64) -> [AgentEffect] {
+        relaunch[session, default: RelaunchPolicy()].exited(now: now, pendingEvents: true)
+        return [.log(.error, "session \(session): \(message)")] + considerLaunch(session, now: now)   // arms the backoff wake
+    }
+
+    /// A launched app exited: the backoff counts it as failed when events still wait.
+    mutating func appExited(_ session: String, status: Int32, now: Int64) -> [AgentEffect] {
+        let pending = queues[session]?.hasDurable ?? false
         relaunch[session, default: RelaunchPolicy()].exited(now: now, pendingEvents: pending)
-        return failedToStart ? nil : relaunch[session]?.describe(now: now)
+        let log: AgentEffect = if let note = relaunch[session]?.describe(now: now) {
+            .log(.warning, "session \(session): launched app exited (status \(status)) with events pending: \(note)")
+        } else {
+            .log(.info, "session \(session): launched app exited (status \(status))")
+        }
+        return [log] + considerLaunch(session, now: now)
+    }
+
+    mutating func finishedHandlingEvents(_ session: String, now: Int64, _ ledger: AgentLedger) throws -> [AgentEffect] {
+        guard try ledger.session(session) != nil else { throw Self.noSuchSession(session) }
+        relaunch[session, default: RelaunchPolicy()].finishedEvents(now: now)
+        return [.store(.finishedEvents(session: session, at: now)), .log(.info, "session \(session): the app finished handling its events")]
+    }
+
+    func info(_ session: String, now: Int64, _ ledger: AgentLedger) throws -> SessionInfo {
+        guard let c = try ledger.session(session) else { throw FerryError(.noSuchSession, "no session '\(session)'") }
+        return SessionInfo(identifier: session, configuration: c, clients: clients[session]?.count ?? 0,
+                           pendingEvents: queues[session]?.count ?? 0, latestSeq: queues[session]?.lastSeq ?? 0,
+                           relaunch: relaunch[session]?.describe(now: now) ?? "",
+                           finishedEvents: try ledger.finishedEvents(session: session))
+    }
+
+    /// A page of the session's events, with the resume data of the failed or canceled
+    /// downloads among them whose bytes are still kept.
+    func fetchEvents(_ session: String, after: UInt64, limit: Int, _ ledger: AgentLedger) throws -> AgentReply {
+        guard let q = queues[session] else { throw Self.noSuchSession(session) }
+        let events = q.fetch(after: after, limit: AgentRequest.pageSize(limit))
+        var blobs: [Int64: ResumeData] = [:]
+        for e in events {
+            guard case .completed(_, _, true) = e.event, let r = try? ledger.task(e.task), r.kind == .download,
+                  r.state == .failed || r.state == .canceled else { continue }
+            let staged = ledger.stagedBytes(e.task)
+            if staged > 0 { blobs[e.task] = AgentCore.resumeBlob(r, staged: staged) }
+        }
+        return .events(events, resumeData: blobs)
     }
 
     /// Rolls every queue back to its last sequence number in `lastSeq` (a turn that could not

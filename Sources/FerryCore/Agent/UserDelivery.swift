@@ -13,10 +13,11 @@ struct UserDelivery: Sendable, Equatable {
 
     /// A task's event as the user sees it (when its session shows popups).
     /// `appSession`: the task is a sandboxed app's, in that session.
-    mutating func taskEvent(_ event: SessionEvent, name: @autoclosure () -> String, appSession: String? = nil) -> [AgentEffect] {
+    mutating func taskEvent(_ event: SessionEvent, name: @autoclosure () -> String, appSession: String? = nil,
+                            now: Int64) -> [AgentEffect] {
         switch event {
         case .finished(let file, _):
-            return [.popup(.completed(file: file, appSession: appSession))] + setBadge(badge + 1)
+            return [.popup(.completed(file: file, appSession: appSession))] + setBadge(badge + 1, now: now)
         case .completed(let error?, let errorName, _) where errorName != "Canceled":
             return [.popup(.failed(name: name(), reason: error))]
         default:
@@ -29,12 +30,21 @@ struct UserDelivery: Sendable, Equatable {
         spaceWarned.insert(id).inserted ? [.popup(.noSpace(name: name()))] : []
     }
 
-    mutating func resetBadge() -> [AgentEffect] { badge == 0 ? [] : setBadge(0) }
+    mutating func resetBadge(now: Int64) -> [AgentEffect] { badge == 0 ? [] : setBadge(0, now: now) }
 
-    /// The badge's new value, stored; docks hear of it on the launcher wake.
-    private mutating func setBadge(_ value: Int) -> [AgentEffect] {
+    /// A click on a popup: the user has looked. A sandboxed app's popup starts the app, as
+    /// itself (never a host program on the app's file). `config`: the popup's session's.
+    mutating func popupActivated(_ appSession: String?, config: SessionConfig?, now: Int64) -> [AgentEffect] {
+        let reset = resetBadge(now: now)
+        guard let session = appSession, let c = config, !c.app.isEmpty else { return reset }
+        return reset + [.launch(session: session, .app(id: c.app, kind: SandboxedApp.Kind(rawValue: c.appKind) ?? .flatpak))]
+    }
+
+    /// The badge's new value, stored; docks hear of it within 0.1 s (the launcher wake: one
+    /// Update for a burst).
+    private mutating func setBadge(_ value: Int, now: Int64) -> [AgentEffect] {
         badge = value
-        return [.store(.badge(value))]
+        return [.store(.badge(value)), .wake(.launcher, at: now + 100_000)]
     }
 
     /// TaskChanged for rows that changed in place, then TasksProgressed per owning app for the
