@@ -8,7 +8,8 @@ public enum DownloadURL {
     public static func validate(_ string: String) throws -> String {
         guard !string.isEmpty else { throw FerryError(.invalidURL, "empty URL") }
         guard string.utf8.count <= 8192 else { throw FerryError(.invalidURL, "URL longer than 8192 bytes") }
-        guard !string.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+        // Bytes, not scalars: below 0x80 UTF-8 has only ASCII, so this finds the same ones.
+        guard !string.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }) else {
             throw FerryError(.invalidURL, "URL contains spaces or control characters: \(printable(string))")
         }
         guard let comps = URLComponents(string: string), let scheme = comps.scheme?.lowercased() else {

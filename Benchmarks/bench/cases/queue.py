@@ -54,6 +54,9 @@ def run(b, bin=None, label=""):
     t0 = time.monotonic()
     done = 0
     levels = [10_000, total] if not b.smoke else [total]
+    # The server side's CPU per task (the agent; the agent and the bus daemon), apart from the
+    # Python client's: the rate of batches is mostly the client's and the bus's here.
+    cpu_agent, cpu_bus, cpu_probes = cpu_seconds(b.agent.pid), cpu_seconds(b.bus_daemon.pid), [0.0, 0.0]
     while done < total:
         reqs = dbus.Array([dbus.Struct((f"{b.base}/q/{done + i}", paused), signature="sa{sv}") for i in range(batch)],
                           signature="(sa{sv})")
@@ -61,9 +64,14 @@ def run(b, bin=None, label=""):
         done += batch
         if done in levels and done != total:
             elapsed = time.monotonic() - t0
+            a, d = cpu_seconds(b.agent.pid), cpu_seconds(b.bus_daemon.pid)
             probe(done)
+            cpu_probes[0] += cpu_seconds(b.agent.pid) - a
+            cpu_probes[1] += cpu_seconds(b.bus_daemon.pid) - d
             t0 = time.monotonic() - elapsed
     batch_rate = total / (time.monotonic() - t0)
+    agent_us = (cpu_seconds(b.agent.pid) - cpu_agent - cpu_probes[0]) / total * 1e6
+    bus_us = (cpu_seconds(b.bus_daemon.pid) - cpu_bus - cpu_probes[1]) / total * 1e6
     probe(total)
     full_rss, full_anon = rss_mib(b.agent.pid), rss_mib(b.agent.pid, "RssAnon")
     t0 = time.monotonic()
@@ -95,6 +103,7 @@ def run(b, bin=None, label=""):
     restart = b.start_agent(fresh=False, bin=bin)
     rows = {
         f"batch enqueue, {batch} per call (tasks/s)": [batch_rate],
+        "batch enqueue, CPU per task: agent, agent + bus daemon (µs)": [agent_us, agent_us + bus_us],
         "one CreateDownload per task (calls/s)": [single_rate],
         "agent RSS empty, of it anonymous (MiB)": [empty_rss, empty_anon],
         f"agent RSS with {total} queued, of it anonymous (MiB)": [full_rss, full_anon],
@@ -106,8 +115,10 @@ def run(b, bin=None, label=""):
     if b.peers and not label:
         # aria2c's RPC daemon beside it, the same numbers of tasks the same ways (its downloads
         # held with --pause, as Ferry's are created paused): the issue's side-by-side targets.
-        aria_batch, aria_single = aria2_enqueue(b, total, singles, batch)
+        aria_batch, aria_single, aria_us = aria2_enqueue(b, total, singles, batch)
         rows[f"aria2c system.multicall of {batch} addUri (tasks/s)"] = [aria_batch]
+        rows["aria2c multicall, CPU per task (µs)"] = [aria_us]
+        rows["Ferry/aria2c CPU per task in batches: agent, agent + bus daemon"] = [agent_us / aria_us, (agent_us + bus_us) / aria_us]
         rows["aria2c one addUri per task (calls/s)"] = [aria_single]
         rows["Ferry/aria2c: batches, single calls"] = [batch_rate / aria_batch, single_rate / aria_single]
     for name, points in latency.items():
@@ -117,8 +128,8 @@ def run(b, bin=None, label=""):
 
 
 def aria2_enqueue(b, total, singles, batch):
-    """aria2c's RPC (JSON over HTTP, the usual client): tasks/s in multicalls of `batch` addUri,
-    then calls/s of single addUri; its downloads paused, nothing fetched."""
+    """aria2c's RPC (JSON over HTTP, the usual client): tasks/s in multicalls of `batch` addUri
+    (and aria2c's CPU per task), then calls/s of single addUri; its downloads paused, nothing fetched."""
     import json, urllib.request
     port = free_port()
     aria = subprocess.Popen(["aria2c", "--enable-rpc", f"--rpc-listen-port={port}", "--pause=true", "-q",
@@ -137,15 +148,16 @@ def aria2_enqueue(b, total, singles, batch):
                 break
             except OSError:
                 time.sleep(0.05)   # the daemon is starting
-        t0 = time.monotonic()
+        t0, c0 = time.monotonic(), cpu_seconds(aria.pid)
         for start in range(0, total, batch):
             calls = [{"methodName": "aria2.addUri", "params": [[f"{b.base}/qa/{start + i}"]]} for i in range(batch)]
             call("system.multicall", [calls])
         batch_rate = total / (time.monotonic() - t0)
+        batch_us = (cpu_seconds(aria.pid) - c0) / total * 1e6
         t0 = time.monotonic()
         for i in range(singles):
             call("aria2.addUri", [[f"{b.base}/sa/{i}"]])
-        return batch_rate, singles / (time.monotonic() - t0)
+        return batch_rate, singles / (time.monotonic() - t0), batch_us
     finally:
         aria.terminate()
         aria.wait()

@@ -30,27 +30,37 @@ public struct TaskOptions: Sendable, Equatable {
     public var resumable: String?
     public init() {}
 
-    /// Refuses unknown keys and wrong types by name.
+    /// Refuses unknown keys and wrong types by name. Reads only the keys given (a batch's
+    /// task usually has one or two of the thirteen), in the keys' order, so the error for a
+    /// dictionary with two wrong values is always the same one.
     public init(bus d: [String: Value], allowed: Set<Key> = TaskOptions.allKeys, upload: Bool = false) throws {
-        for key in d.keys where Key(rawValue: key).map({ !allowed.contains($0) }) ?? true {
-            throw FerryError(.invalidArgument, upload ? "unknown upload option '\(key)'" : "unknown option '\(key)'")
+        var given: [(key: Key, value: Value)] = []
+        given.reserveCapacity(d.count)
+        for (name, value) in d {
+            guard let key = Key(rawValue: name), allowed.contains(key) else {
+                throw FerryError(.invalidArgument, upload ? "unknown upload option '\(name)'" : "unknown option '\(name)'")
+            }
+            given.append((key, value))
         }
-        directory = try OptionValue.string(d, Key.directory.rawValue)
-        output = try OptionValue.string(d, Key.output.rawValue)
-        sha256 = try OptionValue.string(d, Key.sha256.rawValue)
-        description = try OptionValue.string(d, Key.description.rawValue)
-        headers = try OptionValue.stringDict(d, Key.headers.rawValue)
-        paused = try OptionValue.bool(d, Key.paused.rawValue)
-        method = try OptionValue.string(d, Key.method.rawValue)
-        earliestBegin = try OptionValue.count(d, Key.earliestBegin.rawValue).map(Int64.init)
-        if let v = d[Key.priority.rawValue] {
-            guard case .double(let p) = v else { throw FerryError(.invalidArgument, "option 'priority' must be a double") }
-            priority = p
+        if given.count > 1 { given.sort { Key.allCases.firstIndex(of: $0.key)! < Key.allCases.firstIndex(of: $1.key)! } }
+        for (key, v) in given {
+            let name = key.rawValue
+            switch key {
+            case .directory: directory = try OptionValue.string(v, name)
+            case .output: output = try OptionValue.string(v, name)
+            case .sha256: sha256 = try OptionValue.string(v, name)
+            case .description: description = try OptionValue.string(v, name)
+            case .headers: headers = try OptionValue.stringDict(v, name)
+            case .paused: paused = try OptionValue.bool(v, name)
+            case .method: method = try OptionValue.string(v, name)
+            case .earliestBegin: earliestBegin = Int64(try OptionValue.count(v, name))
+            case .priority: priority = try OptionValue.double(v, name)
+            case .maxRate: maxRate = Int64(try OptionValue.count(v, name))
+            case .maxAttempts: maxAttempts = try OptionValue.count(v, name)
+            case .timeout: timeout = try OptionValue.count(v, name)
+            case .resumable: resumable = try OptionValue.string(v, name)
+            }
         }
-        maxRate = try OptionValue.count(d, Key.maxRate.rawValue).map(Int64.init)
-        maxAttempts = try OptionValue.count(d, Key.maxAttempts.rawValue)
-        timeout = try OptionValue.count(d, Key.timeout.rawValue)
-        resumable = try OptionValue.string(d, Key.resumable.rawValue)
     }
 
     public var bus: [String: Value] {
