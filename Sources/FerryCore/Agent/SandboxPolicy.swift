@@ -1,0 +1,147 @@
+/// What a sandboxed app may ask: everything, but only about the sessions it opened and their
+/// tasks. Another app's (or the host's) session is refused by name (AccessDenied); another's task
+/// does not exist for it (NoSuchTask: its existence is not revealed); listings and counts with no
+/// session cover its own sessions only. It cannot reset the user's badge, nor set a command for
+/// the agent to run. (Paths are checked by the bus layer, which can resolve them on disk.)
+///
+/// A pure decision over a read of memory and the store: it returns what to run, or throws;
+/// `AgentCore` carries the decision out.
+struct SandboxPolicy {
+    let app: SandboxedApp
+    let sessions: SessionBook
+    let limits: AppLimits
+    let ledger: AgentLedger
+    /// A running task's session (memory knows tasks the store does not show yet).
+    let liveSession: (Int64) -> String?
+
+    /// What to do for the app's request.
+    enum Decision {
+        /// The request, as the host's would run.
+        case run(AgentRequest)
+        /// OpenSession, the session the app's.
+        case open(String, SessionOptions, peer: String)
+        /// The request for each of the app's sessions, their counts added.
+        case eachOfItsSessions([AgentRequest])
+        case list(sessions: [String], after: Int64, limit: Int)
+        case section(sessions: [String], active: Bool, offset: Int, limit: Int)
+        case status(sessions: [String])
+    }
+
+    /// The app's own sessions.
+    var mine: [String] { sessions.configs.filter { $0.value.app.utf8.elementsEqual(app.id.utf8) }.keys.sorted() }
+
+    /// The key of the app's session `name`: its alias where it has one, or is `opening` a name
+    /// another owner has; else the name (another's is then refused by name, as before).
+    func key(_ name: String, opening: Bool) throws -> String {
+        let alias = SessionKey.alias(name, app: app.id)
+        if try owner(alias) != nil { return alias }
+        guard opening, let owner = try owner(name), !owner.utf8.elementsEqual(app.id.utf8) else { return name }
+        return alias
+    }
+
+    /// `r`'s session names already made keys (`key`).
+    func decide(_ r: AgentRequest) throws -> Decision {
+        switch r {
+        case .openSession(let id, let options, let peer):
+            if options.launchCommand != nil {
+                throw FerryError(.accessDenied, "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
+            }
+            // Session ids are global: an app names its own only, so it can never take the user's
+            // (dev.ferry.cli) or another app's before they open theirs.
+            // Compared as bytes, and ASCII as app ids are: no Unicode-equivalent look-alikes.
+            let name = SessionKey.name(of: id, app: app.id)
+            guard name.utf8.allSatisfy({ $0 < 128 }), name.utf8.elementsEqual(app.id.utf8) || name.utf8.starts(with: (app.id + ".").utf8) else {
+                throw FerryError(.accessDenied, "session '\(name.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).' (ASCII)")
+            }
+            try own(id)
+            if sessions.configs[id] == nil { try limits.admitSession(open: mine.count, app: app.id) }
+            return .open(id, options, peer: peer)
+        case .createTasks(let session, let drafts):
+            try mayCreate(in: session, r.newTasks)
+            return .run(.createTasks(session: session, drafts.map(Self.rankedBelowTheUser)))
+        case .createFromResumeData(let session, let data, let draft, let given):
+            try mayCreate(in: session, 1)
+            // Resume data names the task whose kept bytes it continues: only the app's own.
+            guard data.signedByAgent else {
+                throw FerryError(.invalidResumeData, "the resume data is not signed by this agent (an app may only continue from resume data the agent gave out)")
+            }
+            do { try visible(data.task) } catch {
+                throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
+            }
+            return .run(.createFromResumeData(session: session, data, Self.rankedBelowTheUser(draft), destinationGiven: given))
+        case .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
+             .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
+            try own(session)
+            return .run(r)
+        case .listTasks(let session, let after, let limit):
+            return .list(sessions: try ownOrMine(session), after: after, limit: limit)
+        case .listSection(let session, let active, let offset, let limit):
+            return .section(sessions: try ownOrMine(session), active: active, offset: offset, limit: limit)
+        case .getTask(let id), .pause(let id), .resume(let id), .cancel(let id), .cancelProducingResumeData(let id),
+             .answerChallenge(let id, _):
+            try visible(id)
+            return .run(r)
+        case .removeTasks(let ids):
+            for id in ids { try visible(id) }
+            return .run(r)
+        case .clearFinished(let session):
+            return .eachOfItsSessions(try ownOrMine(session).map { .clearFinished(session: $0) })
+        case .pauseAll(let session):
+            return .eachOfItsSessions(try ownOrMine(session).map { .pauseAll(session: $0) })
+        case .resumeAll(let session):
+            return .eachOfItsSessions(try ownOrMine(session).map { .resumeAll(session: $0) })
+        case .status:
+            return .status(sessions: mine)
+        case .resetBadge:
+            throw FerryError(.accessDenied, "the user.badge is the user's: a sandboxed app cannot reset it")
+        case .sandboxed:
+            throw FerryError(.accessDenied, "nested sandbox request")
+        }
+    }
+
+    /// An app's priority orders its own tasks, never ahead of the user's: its 0…1 is kept as
+    /// 0…0.5, so its highest ties with the user's default (the older task first).
+    static func rankedBelowTheUser(_ draft: TaskRecord) -> TaskRecord {
+        var r = draft
+        r.priority = min(1, max(0, r.priority)) / 2
+        return r
+    }
+
+    private func owner(_ session: String) throws -> String? { try sessions.configs[session]?.app ?? ledger.session(session)?.app }
+
+    private func own(_ session: String) throws {
+        guard let owner = try owner(session) else { return }   // NoSuchSession follows
+        guard owner.utf8.elementsEqual(app.id.utf8) else {
+            throw FerryError(.accessDenied, "session '\(session)' belongs to another app; \(app.id) can use only the sessions it opened")
+        }
+    }
+
+    /// The session named, when the app's; all of its sessions for "".
+    private func ownOrMine(_ session: String) throws -> [String] {
+        if session.isEmpty { return mine }
+        try own(session)
+        return [session]
+    }
+
+    private func visible(_ id: Int64) throws {
+        let session = try liveSession(id) ?? ledger.task(id)?.session
+        guard let session, let owner = try owner(session), owner.utf8.elementsEqual(app.id.utf8) else {
+            throw FerryError(.noSuchTask, "no task \(id)")
+        }
+    }
+
+    /// New tasks in the app's session: it has the network, and they keep it within its limits.
+    private func mayCreate(in session: String, _ new: Int) throws {
+        // Talking to the agent must not give an app the network its sandbox does not have.
+        guard app.network else {
+            throw FerryError(.accessDenied, "\(app.id) has no network permission (Flatpak: --share=network), so the agent fetches nothing for it")
+        }
+        try own(session)
+        let mine = mine
+        let counts = try ledger.countsByState(sessions: mine)
+        let ended: Set<String> = [TaskState.completed.rawValue, TaskState.failed.rawValue, TaskState.canceled.rawValue]
+        let unfinished = counts.filter { !ended.contains($0.key) }.values.reduce(0, +)
+        let unacknowledged = mine.reduce(0) { $0 + (sessions.queues[$1]?.count ?? 0) }
+        try limits.admitTasks(new, unfinished: unfinished, unacknowledged: unacknowledged, app: app.id)
+    }
+}
