@@ -19,6 +19,12 @@ import Testing
         let done = try Self.object(try h.run(Harness.ferry, ["download", "--json", "--wait", h.faultURL("j.bin")]))
         #expect(done["state"] as? String == "completed")
         #expect((done["file"] as? String)?.hasSuffix("/j.bin") == true)
+        // The CLI names a task's fields as the API does (the XML's keys of the task info).
+        let apiKeys = Set(TaskInfo.Key.allCases.map(\.rawValue))
+        #expect(Set(done.keys).subtracting(apiKeys).isEmpty, "\(Set(done.keys).subtracting(apiKeys))")
+        let list = try h.run(Harness.ferry, ["list", "--json"])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]], "\(list.stdout)")
+        #expect(listed.count == 2 && listed.allSatisfy { Set($0.keys).isSubset(of: apiKeys) })
         let file = h.root + "/up.txt"
         try "hello".write(toFile: file, atomically: true, encoding: .utf8)
         let up = try Self.object(try h.run(Harness.ferry, ["upload", "--json", "--wait", file, h.faultURL("upload/up.txt")]))
