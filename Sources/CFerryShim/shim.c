@@ -54,9 +54,6 @@ int ferry_multi_next_done(CURLM *m, CURL **easy, CURLcode *result) {
     return 0;
 }
 
-gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data) {
-    return g_signal_connect_data(instance, signal, handler, data, NULL, 0);
-}
 const GVariantType *ferry_variant_type(const char *s) { return G_VARIANT_TYPE(s); }
 
 int ferry_epoll_new(void) { return epoll_create1(EPOLL_CLOEXEC); }

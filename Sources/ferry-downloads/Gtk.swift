@@ -16,17 +16,13 @@ private let release: GClosureNotify = { data, _ in
 
 /// Connects a signal whose handler takes only the emitting object, e.g. "clicked", "activate".
 func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping () -> Void) {
-    let c: @convention(c) (gpointer?, gpointer?) -> Void = { _, user in Box<() -> Void>.peek(user!)() }
-    g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+    GSignal.connect(object, signal, handler)
 }
 
 /// Connects a signal with one pointer argument, e.g. a list factory's "setup" and "bind", or
 /// "notify::PROPERTY" (the argument is then the GParamSpec).
 func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping (UnsafeMutableRawPointer) -> Void) {
-    let c: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, arg, user in
-        Box<(UnsafeMutableRawPointer) -> Void>.peek(user!)(arg!)
-    }
-    g_signal_connect_data(object, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+    GSignal.connect(object, signal) { (arg: UnsafeMutableRawPointer?) in handler(arg!) }
 }
 
 /// A window's "close-request": `handler` runs, and the window closes.

@@ -13,7 +13,9 @@ final class PositionModel {
 
     init() {
         object = g_object_new_with_properties(Self.type, 0, nil, nil)!
-        g_object_set_data(object, "ferry-model", Unmanaged.passUnretained(self).toOpaque())
+        // GTK may hold the object longer than this model lives: it reads the count through a
+        // weak reference the object owns (released with it), 0 once the model is gone.
+        g_object_set_data_full(object, "ferry-model", Box.retained(Weak(self)), Box<Weak<PositionModel>>.release)
     }
 
     deinit { g_object_unref(object) }
@@ -31,8 +33,9 @@ final class PositionModel {
         Int(bitPattern: g_object_get_data(item.assumingMemoryBound(to: GObject.self), "ferry-position")) - 1
     }
 
-    private static func of(_ model: OpaquePointer?) -> PositionModel {
-        Unmanaged.fromOpaque(g_object_get_data(UnsafeMutablePointer(model), "ferry-model")!).takeUnretainedValue()
+    private static func count(_ model: OpaquePointer?) -> UInt32 {
+        guard let data = g_object_get_data(UnsafeMutablePointer(model), "ferry-model") else { return 0 }
+        return Box<Weak<PositionModel>>.peek(data).object?.count ?? 0
     }
 
     private static let type: GType = {
@@ -44,9 +47,9 @@ final class PositionModel {
         list.interface_init = { iface, _ in
             let i = iface!.assumingMemoryBound(to: GListModelInterface.self)
             i.pointee.get_item_type = { _ in GTypes.object }
-            i.pointee.get_n_items = { PositionModel.of($0).count }
+            i.pointee.get_n_items = { PositionModel.count($0) }
             i.pointee.get_item = { model, position in
-                guard position < PositionModel.of(model).count else { return nil }
+                guard position < PositionModel.count(model) else { return nil }
                 let item = g_object_new_with_properties(GTypes.object, 0, nil, nil)
                 g_object_set_data(item, "ferry-position",
                                   UnsafeMutableRawPointer(bitPattern: Int(position) + 1))

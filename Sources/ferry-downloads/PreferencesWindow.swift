@@ -103,12 +103,13 @@ final class PreferencesWindow {
 
     private func folderEdited() {
         if folderTimer != 0 { g_source_remove(folderTimer) }
+        // The timer owns a weak reference to the window (released when the timer goes).
         folderTimer = g_timeout_add_full(G_PRIORITY_DEFAULT, 700, { me in
-            let window = Unmanaged<PreferencesWindow>.fromOpaque(me!).takeUnretainedValue()
+            guard let window = Box<Weak<PreferencesWindow>>.peek(me!).object else { return 0 }
             window.folderTimer = 0
             window.applyFolder()
             return 0
-        }, Unmanaged.passUnretained(self).toOpaque(), nil)
+        }, Box.retained(Weak(self)), Box<Weak<PreferencesWindow>>.release)
     }
 
     private func applyFolder() {

@@ -37,7 +37,6 @@ CURLMcode ferry_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 int ferry_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
 
 // GLib
-gulong ferry_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data);
 const GVariantType *ferry_variant_type(const char *type_string);
 
 // Linux (a macro-guarded declaration under _GNU_SOURCE)

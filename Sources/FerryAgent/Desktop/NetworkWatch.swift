@@ -1,5 +1,5 @@
-import CFerryShim
 import CGLib
+import FerryBus
 import FerryCore
 
 /// Follows GIO's network monitor (NetworkManager, else netlink). "network-changed" is noisy,
@@ -14,18 +14,12 @@ final class NetworkWatch {
         monitor = g_network_monitor_get_default()
         power = g_power_profile_monitor_dup_default()
         if let power {
-            let handler: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, _, user in
-                Unmanaged<NetworkWatch>.fromOpaque(user!).takeUnretainedValue().changed()
+            GSignal.connect(UnsafeMutableRawPointer(power), "notify::power-saver-enabled") { [weak self] (_: UnsafeMutableRawPointer?) in
+                self?.changed()
             }
-            ferry_signal_connect(UnsafeMutableRawPointer(power), "notify::power-saver-enabled",
-                                 unsafeBitCast(handler, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque())
         }
         guard let monitor else { return }
-        let handler: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeMutableRawPointer?) -> Void = { _, _, user in
-            Unmanaged<NetworkWatch>.fromOpaque(user!).takeUnretainedValue().changed()
-        }
-        ferry_signal_connect(UnsafeMutableRawPointer(monitor), "network-changed",
-                             unsafeBitCast(handler, to: GCallback.self), Unmanaged.passUnretained(self).toOpaque())
+        GSignal.connect(UnsafeMutableRawPointer(monitor), "network-changed") { [weak self] (_: Bool) in self?.changed() }
     }
 
     var state: NetworkState { NetworkState(available: available, metered: metered, powerSaver: powerSaver) }

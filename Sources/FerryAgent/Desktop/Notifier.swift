@@ -78,7 +78,7 @@ final class Notifier {
         let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { n, user in
             Box<Popup>.peek(user!).notifier.closed(n!)
         }
-        ferry_signal_connect(raw, "closed", unsafeBitCast(closed, to: GCallback.self), user)
+        g_signal_connect_data(raw, "closed", unsafeBitCast(closed, to: GCallback.self), user, nil, GConnectFlags(0))
         var error: UnsafeMutablePointer<GError>?
         if notify_notification_show(n, &error) == 0 {
             if !serverMissingLogged {

@@ -38,14 +38,11 @@ public final class SettingsStore {
         }
         settings = g_settings_new_full(schema, backend, nil)!
         if let backend { g_object_unref(UnsafeMutableRawPointer(backend)) }
-        let handler: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = { _, key, me in
-            guard let key, let me else { return }
-            let store = Unmanaged<SettingsStore>.fromOpaque(me).takeUnretainedValue()
-            let name = String(cString: key)
-            for f in store.onChange { f(name) }
+        GSignal.connect(UnsafeMutableRawPointer(settings), "changed") { [weak self] (key: UnsafeMutableRawPointer?) in
+            guard let self, let key else { return }
+            let name = String(cString: key.assumingMemoryBound(to: CChar.self))
+            for f in onChange { f(name) }
         }
-        ferry_signal_connect(UnsafeMutableRawPointer(settings), "changed", unsafeBitCast(handler, to: GCallback.self),
-                             Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
