@@ -1,5 +1,6 @@
 import FoundationEssentials
 import FerryBus
+import FerryCore
 import Glibc
 
 /// `ferry view` on a desktop: the Downloads window (`ferry-downloads`, next to this executable

@@ -1,4 +1,4 @@
-import FerryBus
+import FerryCore
 import Foundation
 import Testing
 

@@ -3,9 +3,9 @@ import FerryCore
 import FoundationEssentials
 import Glibc
 
-/// Turns a method's typed arguments (read by its type in FerryBus) into the core's requests,
-/// with clear errors naming what is wrong. What needs the file system (does a folder exist and is it writable, is a file
-/// readable) is checked here, so the core decides without I/O.
+/// Turns a method's typed arguments (read by its type in FerryBus) into the core's requests:
+/// the rules are `TaskDraft`'s (FerryCore); what they need from the machine (does a folder exist
+/// and may it be written, a host name in IDNA, is an upload's file readable) is looked up here.
 enum RequestDecoder {
     /// OpenSession's options; a default folder must exist and be writable.
     static func sessionOptions(_ o: SessionOptions) throws -> SessionOptions {
@@ -15,59 +15,14 @@ enum RequestDecoder {
         return o
     }
 
-    /// A new download (its session, id and times are the core's to fill in).
-    static func download(url typed: String, _ o: TaskOptions) throws -> TaskRecord {
-        let url = try IRI.uri(typed, hostToASCII: Hostname.ascii)
-        let host = try DownloadURL.validate(url)
-        var r = TaskRecord(session: "", url: url, host: host)
-        if let dir = o.directory {
-            guard dir.hasPrefix("/") else { throw FerryError(.invalidDestination, "directory must be an absolute path: \(dir)") }
-            guard Paths.isWritableDirectory(dir) else {
-                throw FerryError(.invalidDestination, "destination folder \(dir) does not exist or is not writable")
-            }
-            r.directory = dir
-        }
-        if let out = o.output {
-            guard r.directory == nil else { throw FerryError(.invalidArgument, "give either directory or output, not both") }
-            guard out.hasPrefix("/") else { throw FerryError(.invalidDestination, "output must be an absolute path: \(out)") }
-            let name = PathName.lastName(of: out)
-            guard FileNaming.sanitize(name) == name, !out.hasSuffix("/") else {
-                throw FerryError(.invalidDestination, "output file name is not acceptable: \(out)")
-            }
-            let dir = PathName.folder(of: out)
-            guard Paths.isWritableDirectory(dir) else {
-                throw FerryError(.invalidDestination, "destination folder \(dir) does not exist or is not writable")
-            }
-            r.output = out
-        }
-        if let sha256 = o.sha256 {
-            let hex = sha256.lowercased()
-            guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit }) else {
-                throw FerryError(.invalidArgument, "sha256 must be 64 hexadecimal digits")
-            }
-            r.sha256 = hex
-        }
-        try common(&r, o)
-        return r
-    }
+    /// The machine's answers the rules ask for.
+    static let lookups = TaskDraft.Lookups(hostToASCII: Hostname.ascii, writableFolder: Paths.isWritableDirectory)
 
-    /// Several downloads, all or none; an error names the request it is about.
+    static func download(url: String, _ o: TaskOptions) throws -> TaskRecord { try TaskDraft.download(url: url, o, lookups) }
     static func downloads(_ requests: [(url: String, options: TaskOptions)]) throws -> [TaskRecord] {
-        guard requests.count <= AgentCore.maxBatch else {
-            throw FerryError(.invalidArgument, "at most \(AgentCore.maxBatch) tasks per call")
-        }
-        var records: [TaskRecord] = []
-        records.reserveCapacity(requests.count)
-        for (index, (url, options)) in requests.enumerated() {
-            do {
-                records.append(try download(url: url, options))
-            } catch var e as FerryError where requests.count > 1 {
-                e.message = "request \(index + 1): \(e.message)"
-                throw e
-            }
-        }
-        return records
+        try TaskDraft.downloads(requests, lookups)
     }
+    static func upload(url: String, _ o: TaskOptions) throws -> TaskRecord { try TaskDraft.upload(url: url, o, lookups) }
 
     static func upload(url: String, file: String, _ options: TaskOptions) throws -> TaskRecord {
         var r = try upload(url: url, options)
@@ -82,59 +37,4 @@ enum RequestDecoder {
         return r
     }
 
-    /// An upload whose file is still to be given (a path, or the copy of a descriptor).
-    static func upload(url typed: String, _ o: TaskOptions) throws -> TaskRecord {
-        let url = try IRI.uri(typed, hostToASCII: Hostname.ascii)
-        let host = try DownloadURL.validate(url)
-        var r = TaskRecord(session: "", url: url, host: host)
-        r.kind = .upload
-        try common(&r, o)
-        switch o.resumable {
-        case nil, "auto"?: break   // found out by the first attempt
-        case "none"?: r.resumable = ResumableProtocol.none
-        case "tus"?: r.resumable = .tus
-        case "ietf"?: r.resumable = .ietf
-        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be auto, tus, ietf or none, not '\(other.prefix(16))'")
-        }
-        return r
-    }
-
-    /// Options downloads and uploads share.
-    private static func common(_ r: inout TaskRecord, _ o: TaskOptions) throws {
-        if let d = o.description {
-            guard d.utf8.count <= 4096 else { throw FerryError(.invalidArgument, "description longer than 4096 bytes") }
-            r.description = d
-        }
-        if let h = o.headers {
-            for (k, value) in h {
-                guard HeaderField.isValidName(k), HeaderField.isValidValue(value) else {
-                    throw FerryError(.invalidArgument, "invalid header '\(k.prefix(64))'")
-                }
-            }
-            r.headers = h
-        }
-        if o.paused == true {
-            r.state = .paused
-            r.retryAt = o.earliestBegin   // kept for ResumeTask: then it waits for its time
-        } else if let at = o.earliestBegin {   // waits for its time like a retry (the core arms the wake)
-            r.state = .waiting
-            r.reason = .scheduled
-            r.retryAt = at
-        }
-        if let p = o.priority {
-            guard p >= 0, p <= 1 else { throw FerryError(.invalidArgument, "priority \(p): must be from 0 to 1") }
-            r.priority = p
-        }
-        if let rate = o.maxRate { r.maxRate = rate }
-        if let n = o.maxAttempts, n > 0 { r.maxAttempts = n }
-        if let t = o.timeout, t > 0 { r.deadline = Int64(t) * 1_000_000 }   // relative until the core dates it
-        if let method = o.method {
-            // The kind's default method (GET, PUT) or POST; the default is stored as nil.
-            let m = method.uppercased(), standard = r.kind == .upload ? "PUT" : "GET"
-            guard [standard, "POST"].contains(m) else {
-                throw FerryError(.invalidArgument, "a\(r.kind == .upload ? "n upload" : " download")'s method must be \(standard) or POST, not '\(m.prefix(16))'")
-            }
-            r.method = m == standard ? nil : m
-        }
-    }
 }

@@ -1,39 +1,17 @@
 import FerryCore
 
-/// The options of a new task (CreateDownload, CreateDownloads, CreateDownloadFromResumeData,
-/// CreateUpload); their keys (`Key`) are generated from the XML.
-public struct TaskOptions: Sendable, Equatable {
+/// The bus side of a new task's options: which keys each kind takes, read and written as an a{sv}.
+extension TaskOptions {
     /// Every key (a download takes them all): made once, not for each task of a batch.
     public static let allKeys = Set(Key.allCases)
     /// The keys an upload takes (no destination, no checksum).
     public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout, .resumable]
 
-    public var directory: String?
-    public var output: String?
-    public var sha256: String?
-    public var description: String?
-    public var headers: [String: String]?
-    public var paused: Bool?
-    public var method: String?
-    /// Not before this moment (µs since the epoch): the task waits with reason `scheduled`.
-    public var earliestBegin: Int64?
-    /// 0 to 1 (default 0.5): among queued tasks the higher starts first.
-    public var priority: Double?
-    /// This task's speed limit, bytes per second (0: none; default: its session's).
-    public var maxRate: Int64?
-    /// Fail after this many failed attempts in a row (0: no limit).
-    public var maxAttempts: Int?
-    /// Fail when a retry would come more than this many seconds after the task was made.
-    public var timeout: Int?
-    /// An upload's resumable protocol: "auto" (the default: ask the server), "tus" (tus 1.0),
-    /// "ietf" (the IETF draft Resumable Uploads for HTTP) or "none".
-    public var resumable: String?
-    public init() {}
-
     /// Refuses unknown keys and wrong types by name. Reads only the keys given (a batch's
     /// task usually has one or two of the thirteen), in the keys' order, so the error for a
     /// dictionary with two wrong values is always the same one.
     public init(bus d: [String: Value], allowed: Set<Key> = TaskOptions.allKeys, upload: Bool = false) throws {
+        self.init()
         var given: [(key: Key, value: Value)] = []
         given.reserveCapacity(d.count)
         for (name, value) in d {
