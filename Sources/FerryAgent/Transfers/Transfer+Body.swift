@@ -30,15 +30,15 @@ extension Transfer {
     private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
         if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }   // CURL_READFUNC_PAUSE
-        let room = sendEnd - received   // `received` counts from the body's start offset
+        let room = sendEnd - sent   // `sent` counts from the body's start offset
         guard room > 0 else { return 0 }
         var n: Int
         repeat { n = read(fd, data, Int(min(Int64(length), room))) } while n < 0 && errno == EINTR
         guard n >= 0 else {
-            writeErrno = errno
+            readErrno = errno
             return 0x1000_0000   // CURL_READFUNC_ABORT
         }
-        received += Int64(n)
+        sent += Int64(n)
         bytesThisAttempt += Int64(n)
         bucket.spend(n)
         return n
@@ -50,7 +50,7 @@ extension Transfer {
         let start = position - bytesThisAttempt   // where this attempt's body began
         guard offset >= 0, offset <= bytesThisAttempt, lseek(fd, off_t(start + offset), SEEK_SET) >= 0 else { return false }
         let back = bytesThisAttempt - offset
-        received -= back
+        sent -= back
         bytesThisAttempt -= back
         return true
     }

@@ -7,7 +7,7 @@ extension Transfer {
     func outcome(code: Int) -> TransferOutcome {
         var outcome = TransferOutcome(curlCode: code, curlMessage: errorMessage,
                                       httpStatus: httpStatus, retryAfterSeconds: retryAfterSeconds,
-                                      localErrno: writeErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
+                                      localErrno: localErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
                                       authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
         (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)

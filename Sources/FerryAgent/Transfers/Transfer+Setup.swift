@@ -5,13 +5,10 @@ import FerryCore
 /// How a transfer's curl handle is set up: the request (URL, range, headers, method, body),
 /// TLS, timeouts and redirects, credentials, and the callbacks that move the bytes.
 extension Transfer {
-    /// Bodies up to this size are not preallocated (see `reserveSpace`).
-    static let preallocateFrom: Int64 = 1 << 20
-
     /// Whether making this attempt touches nothing but a new, empty staging file: a download
     /// from the start, with no preallocation (no upload's file, no truncation, no fallocate).
     static func onlyCreatesStaging(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan) -> Bool {
-        r.kind != .upload && plan.offset == 0 && (r.expected ?? 0) < preallocateFrom
+        r.kind != .upload && plan.offset == 0 && (r.expected ?? 0) < StagingWriter.preallocateFrom
     }
 
     func configure(plan: TaskMachine.TransferPlan, settings: TransferSettings) {

@@ -24,15 +24,19 @@ final class Transfer {
     private(set) var awaitingDecision = false
     /// The entity's length the response announced, for claiming its disk space.
     private var announcedLength: Int64?
-    /// The staging file (download) or the file to send (upload), and an upload's reply.
+    /// A download's staging file.
+    let staging: StagingWriter?
+    /// An upload's file to send (-1 for a download), and its reply.
     let fd: Int32
     let reply: ReplyFile?
     let source: UploadSource?
     var headerList: UnsafeMutablePointer<curl_slist>?
     var awaitsResource = false   // a plain upload invited the IETF draft's upgrade; no 104 seen yet
     private(set) var began = false
-    /// Bytes of the entity on disk (offset + this attempt).
-    var received: Int64
+    /// An upload's bytes handed to curl, from the body's start offset.
+    var sent: Int64 = 0
+    /// Bytes of the entity: on disk (a download), or sent (an upload).
+    var received: Int64 { staging?.received ?? sent }
     /// An upload body ends before this byte of the file (a bounded PATCH).
     var sendEnd: Int64 = .max
     /// Curl moved bytes for this transfer since the agent last looked; `onTouched` tells the
@@ -46,21 +50,12 @@ final class Transfer {
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
     var bytesThisAttempt: Int64 = 0
-    var writeErrno: Int32?
-    /// What a local failure means, in words (which disk is full).
-    private(set) var localMessage: String?
+    /// An upload's file could not be read.
+    var readErrno: Int32?
+    /// Why this attempt failed here, not at the server (a full disk, an unreadable file).
+    var localErrno: Int32? { staging?.errno ?? readErrno }
+    var localMessage: String? { staging?.message }
     private(set) var rejection: String?
-    private let reserve: SpaceReserve
-    /// Bytes written since the last look at the state disk's free space.
-    private var sinceSpaceCheck: Int64 = 0
-    /// Bytes up to here have their disk blocks claimed (no need to look at free space again).
-    private var claimedUpTo: Int64 = 0
-    /// curl hands the body over in 16 kB pieces; writing each costs a syscall. Pieces are gathered
-    /// here and written once per socket wake-up (`flush`), up to a few hundred kB at a time.
-    /// 256 kB: few writes per GiB, and little lost if the agent is killed mid-round (bytes still
-    /// here are fetched again; at 2 MB a kill -9 cost up to 2 MB).
-    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 64)
-    private var pendingCount = 0
     let errorBuffer: UnsafeMutablePointer<CChar> = {
         let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         p.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -72,36 +67,26 @@ final class Transfer {
         self.taskID = taskID
         self.proxy = proxy
         self.requestedOffset = plan.offset
-        self.reserve = settings.stateReserve
         isUpload = record.kind == .upload
         if isUpload {
             let source = try UploadSource(record)
             self.source = source
             self.fd = source.fd
-            self.received = plan.upload?.sendOffset ?? 0
+            self.sent = plan.upload?.sendOffset ?? 0
             do { reply = try ReplyFile(path: stagingPath) } catch { close(fd); throw error }
+            staging = nil
         } else {
-            // From the start: O_TRUNC (no ftruncate, which costs a journal entry even on an empty file).
-            let fd = open(stagingPath, O_WRONLY | O_CREAT | O_CLOEXEC | (plan.offset == 0 ? O_TRUNC : 0), 0o600)
-            guard fd >= 0 else {
-                let e = errno
-                throw TransferStartFailure(errno: e, message: "cannot open staging file \(stagingPath): \(String(cString: strerror(e)))")
+            let staging = try StagingWriter(path: stagingPath, offset: plan.offset, reserve: settings.stateReserve)
+            // A known length: claim the space now, so a full disk shows before a byte is fetched.
+            if let expected = record.expected, !staging.claim(upTo: expected) {
+                throw TransferStartFailure(errno: staging.errno ?? ENOSPC, message: staging.message ?? "no space left")
             }
-            // Position at the planned offset; bytes beyond it are stale.
-            if plan.offset > 0, ftruncate(fd, off_t(plan.offset)) != 0 || lseek(fd, off_t(plan.offset), SEEK_SET) < 0 {
-                let e = errno; close(fd)
-                throw TransferStartFailure(errno: e, message: "cannot prepare staging file: \(String(cString: strerror(e)))")
-            }
-            self.fd = fd
-            self.received = plan.offset
+            self.staging = staging
+            self.fd = -1
             reply = nil
             source = nil
         }
         easy = curl_easy_init()
-        // A known length: claim the space now, so a full disk shows before a byte is fetched.
-        if !isUpload, let expected = record.expected, !reserveSpace(upTo: expected) {
-            throw TransferStartFailure(errno: writeErrno ?? ENOSPC, message: localMessage ?? "no space left")
-        }
         configure(plan: plan, settings: settings)
         authenticate(credential)
         if let step = plan.upload { setUploadStep(step) } else { setMethod(record.effectiveMethod) }
@@ -111,36 +96,7 @@ final class Transfer {
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
-        pending.deallocate()
         if fd >= 0 { close(fd) }
-    }
-
-    /// Checks the state disk's reserve for the bytes still to come and preallocates them
-    /// (FALLOC_FL_KEEP_SIZE: the file's size keeps saying how much was written).
-    /// False, with `writeErrno` ENOSPC and `localMessage` set, when they do not fit.
-    private func reserveSpace(upTo length: Int64) -> Bool {
-        let remaining = length - received
-        var vfs = statvfs()
-        if fstatvfs(fd, &vfs) == 0 {
-            let unit = Int64(vfs.f_frsize)
-            let available = Int64(vfs.f_bavail) * unit, total = Int64(vfs.f_blocks) * unit
-            guard reserve.allows(writing: remaining, available: available, total: total) else {
-                writeErrno = ENOSPC
-                localMessage = reserve.refusal(available: available, total: total)
-                return false
-            }
-        }
-        sinceSpaceCheck = 0
-        // A small body fits in what the check above saw free (the reserve stays free after it);
-        // preallocating guards long downloads against space others take meanwhile.
-        guard remaining > Self.preallocateFrom else { return true }
-        if ferry_preallocate(fd, received, remaining) != 0, errno == ENOSPC {
-            writeErrno = ENOSPC
-            localMessage = "no space left for the download's \(remaining) remaining bytes on the disk holding Ferry's state folder"
-            return false
-        }
-        claimedUpTo = length
-        return true
     }
 
     var errorMessage: String { String(cString: errorBuffer) }   // a failed attempt's, from curl
@@ -201,13 +157,10 @@ final class Transfer {
         awaitingDecision = false
         switch decision {
         case .append:
-            if let length = announcedLength { _ = reserveSpace(upTo: length) }
+            if let length = announcedLength { _ = staging?.claim(upTo: length) }
         case .restartFromZero:
-            // A file opened at 0 is empty still: nothing to cut.
-            if received > 0, ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) < 0 { writeErrno = errno; return }
-            received = 0
-            pendingCount = 0
-            if let length = announcedLength { _ = reserveSpace(upTo: length) }
+            guard staging?.restartFromZero() == true else { return }
+            if let length = announcedLength { _ = staging?.claim(upTo: length) }
         case .reject(let why):
             rejection = why
         }
@@ -230,54 +183,22 @@ final class Transfer {
             return Self.pauseWriting
         }
         // Refused by the core, or an earlier flush failed: abort with CURLE_WRITE_ERROR.
-        if rejection != nil || writeErrno != nil { return 0 }
+        guard rejection == nil, let staging, staging.errno == nil else { return 0 }
         if roundBytes >= Self.roundBudget {   // the loop's other sources first (Transfers resumes it)
             yielded = true
             return Self.pauseWriting
         }
         if bucket.rate > 0, !bucket.take(length, now: Transfer.now) { return Self.pauseWriting }
         roundBytes += length
-        if pendingCount + length > pending.count {
-            guard flush() else { return 0 }
-        }
-        if length > pending.count {
-            guard writeAll(UnsafeRawPointer(data), length) else { return 0 }
-        } else {
-            (pending.baseAddress! + pendingCount).copyMemory(from: data, byteCount: length)
-            pendingCount += length
-        }
-        received += Int64(length)
+        guard staging.append(UnsafeRawPointer(data), length) else { return 0 }
         bytesThisAttempt += Int64(length)
         return length
     }
 
-    /// Writes the gathered bytes to the staging file. False (and `writeErrno` set) on failure.
+    /// Writes a download's gathered bytes to the staging file. False on failure.
     @discardableResult
-    func flush() -> Bool {
-        guard !isUpload, pendingCount > 0, writeErrno == nil else { return writeErrno == nil }
-        let ok = writeAll(UnsafeRawPointer(pending.baseAddress!), pendingCount)
-        CrashPoint.reached(.checkpointWritten)
-        sinceSpaceCheck += Int64(pendingCount)
-        pendingCount = 0
-        // Beyond the claimed blocks (a body of unknown length): look at the reserve every few MiB.
-        if ok && received > claimedUpTo && sinceSpaceCheck >= 4 << 20 { return reserveSpace(upTo: received) }
-        return ok
-    }
-
-    private func writeAll(_ p: UnsafeRawPointer, _ length: Int) -> Bool {
-        var done = 0
-        while done < length {
-            let n = Glibc.write(fd, p + done, length - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                writeErrno = errno
-                return false
-            }
-            done += n
-        }
-        return true
-    }
+    func flush() -> Bool { staging?.flush() ?? true }
 
     /// Forces the written bytes to disk (before a state that must survive a reboot).
-    func sync() { if !isUpload { flush(); fsync(fd) } }
+    func sync() { staging?.sync() }
 }
