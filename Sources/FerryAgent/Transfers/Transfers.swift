@@ -42,16 +42,13 @@ final class Transfers {
                                              caps: { [unowned self] in caps })
     /// Running tasks' own speed limits (the task's max-rate, or its session's).
     private var caps: [Int64: Int64] = [:]
-    /// Starting tasks' cookie files, and one curl share handle a file: a session's transfers
-    /// see each other's cookies at once (each also reads the file as it starts and writes it
-    /// as it ends, so they outlive the agent).
-    private var jars: [Int64: String] = [:]
-    private var cookieShares: [String: UnsafeMutableRawPointer] = [:]
+    private let cookies: CookieJars
 
     init(settings: AgentSettings) {
         self.settings = settings.transfer
         defer { governor.resume = { [unowned self] t in resumeLimited(t) } }
         stateDirectory = settings.stateDirectory
+        cookies = CookieJars(folder: StateFolder(settings.stateDirectory).cookieJars)
         stagingIsLocal = LocalFileSystem.holds(StateFolder(settings.stateDirectory).staging)
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
     }
@@ -106,7 +103,7 @@ final class Transfers {
         let start = starts
         preparing[r.id] = start
         caps[r.id] = r.maxRate.flatMap { $0 > 0 ? $0 : nil }
-        jars[r.id] = plan.cookieJar
+        cookies.starting(r.id, jar: plan.cookieJar)
         proxies.lookup(plan.url) { [weak self] answer in
             guard let self, self.preparing[r.id] == start else { return }   // stopped meanwhile
             switch answer {
@@ -153,37 +150,23 @@ final class Transfers {
     }
 
     private func prepared(_ id: Int64, _ p: Prepared) {
-        guard preparing.removeValue(forKey: id) != nil else { return }   // stopped meanwhile: the transfer is dropped
+        guard preparing.removeValue(forKey: id) != nil else { return cookies.dropped(id) }   // stopped meanwhile: dropped
         switch p {
         case .ready(let t):
-            if let jar = jars.removeValue(forKey: id) { useCookies(t, jar) }
+            cookies.attach(id, t.easy)
             t.onTouched = { [unowned self] in touched.append($0) }
             running[id] = t
             governor.transfersChanged()
             curl.add(t.easy)
             CrashPoint.reached(.transferStarted)
         case .failed(let outcome):
+            cookies.dropped(id)
             feed(.transferCouldNotStart(task: id, outcome))
         }
     }
 
-    /// On the loop: the share handle is used by one thread only.
-    private func useCookies(_ t: Transfer, _ jar: String) {
-        if cookieShares[jar] == nil {
-            mkdir(StateFolder(stateDirectory).cookieJars, 0o700)
-            cookieShares[jar] = ferry_cookie_share_new()
-        }
-        guard let share = cookieShares[jar] else { return }
-        ferry_easy_setopt_ptr(t.easy, CURLOPT_SHARE, share)
-        ferry_easy_setopt_str(t.easy, CURLOPT_COOKIEFILE, jar)
-        ferry_easy_setopt_str(t.easy, CURLOPT_COOKIEJAR, jar)
-    }
-
     /// An invalidated session's cookies: a new session of that name starts without them.
-    func forgetCookies(_ jar: String) {
-        guard let share = cookieShares.removeValue(forKey: jar) else { return }
-        _ = curl_share_cleanup(share)   // refused while a transfer still holds it: it goes with the agent
-    }
+    func forgetCookies(_ jar: String) { cookies.forget(jar) }
 
     /// Transfers that used their share of a round go on in the loop's next iteration, after
     /// the D-Bus calls and other sources ready meanwhile (a zero timer at their priority).
