@@ -1,7 +1,6 @@
 import CCurl
 import CFerryShim
 import FerryCore
-import Dispatch
 import FoundationEssentials
 import Glibc
 
@@ -15,24 +14,11 @@ final class Transfers {
     /// Wraps each round of curl's work (the agent makes it one turn).
     var around: (() -> Void) -> Void = { $0() } { didSet { multi?.around = around } }
     private let settings: TransferSettings
-    private let stateDirectory: String
     private(set) var running: [Int64: Transfer] = [:]
     /// Transfers curl moved bytes for during the current round.
     private var touched: [Transfer] = []
-    /// Transfers being started (their proxy asked for, or prepared on `preparer`; see `start`),
-    /// each with the number of its start: a late answer for a start since stopped is dropped.
-    private var preparing: [Int64: UInt64] = [:]
-    private var starts: UInt64 = 0
-    /// The desktop's proxy for each request (made with the first transfer: it loads GIO's modules).
-    private lazy var proxies = ProxyLookup()
-    private let preparer = DispatchQueue(label: "dev.ferry.agent.staging")
-    /// Prepared transfers come back to the loop in batches.
-    private lazy var handoff = LoopHandoff<(Int64, Prepared)>(queue: preparer) { [weak self] batch in
-        for (id, p) in batch { self?.prepared(id, p) }
-        self?.multi?.kick()
-    }
-    /// Whether the staging folder is on this machine's disk (see `LocalFileSystem`).
-    private let stagingIsLocal: Bool
+    /// Makes each task's transfer (its proxy, its staging file) and hands it back to the loop.
+    private let starter: TransferStarter
     /// Hands an input to the agent (inside the turn of the curl round that produced it).
     var feed: (AgentInput) -> Void = { _ in }
 
@@ -46,15 +32,16 @@ final class Transfers {
 
     init(settings: AgentSettings) {
         self.settings = settings.transfer
-        defer { governor.resume = { [unowned self] t in resumeLimited(t) } }
-        stateDirectory = settings.stateDirectory
         cookies = CookieJars(folder: StateFolder(settings.stateDirectory).cookieJars)
-        stagingIsLocal = LocalFileSystem.holds(StateFolder(settings.stateDirectory).staging)
+        starter = TransferStarter(settings: settings.transfer, stateDirectory: settings.stateDirectory)
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
+        governor.resume = { [unowned self] t in resumeLimited(t) }
+        starter.onMade = { [unowned self] id, made in self.made(id, made) }
+        starter.afterBatch = { [unowned self] in multi?.kick() }
     }
 
     /// The desktop's proxy answers go with the network they were given on (once any was asked).
-    func networkChanged() { if multi != nil { proxies.forget() } }
+    func networkChanged() { if multi != nil { starter.networkChanged() } }
 
     /// The user changed how many transfers may run, or how fast (the settings).
     func setLimits(total: Int, host: Int, download: Int64, upload: Int64) {
@@ -99,59 +86,13 @@ final class Transfers {
     /// desktop resolver, and curl reads the environment).
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
         _ = curl   // libcurl is set up on the loop, before a worker makes a handle
-        starts += 1
-        let start = starts
-        preparing[r.id] = start
         caps[r.id] = r.maxRate.flatMap { $0 > 0 ? $0 : nil }
         cookies.starting(r.id, jar: plan.cookieJar)
-        proxies.lookup(plan.url) { [weak self] answer in
-            guard let self, self.preparing[r.id] == start else { return }   // stopped meanwhile
-            switch answer {
-            case .curlDecides: self.prepare(r, plan, credential: credential, proxy: nil)
-            case .use(let proxy): self.prepare(r, plan, credential: credential, proxy: proxy)
-            case .failed(let why):
-                var outcome = TransferOutcome(curlCode: 5, curlMessage: why, httpStatus: 0)   // CURLE_COULDNT_RESOLVE_PROXY
-                outcome.proxy = "from the desktop's settings"
-                self.prepared(r.id, .failed(outcome))
-            }
-        }
+        starter.start(r, plan, credential: credential)
     }
 
-    private func prepare(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?, proxy: ProxyChoice?) {
-        let s = settings
-        let staging = StateFolder(stateDirectory).staged(r.id)
-        if stagingIsLocal && Transfer.onlyCreatesStaging(r, plan) {
-            let p = Self.prepare(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)
-            if case .ready = p { prepared(r.id, p) } else { MainLoop.idle { [weak self] in self?.prepared(r.id, p) } }
-            return
-        }
-        let handoff = handoff
-        preparer.async {
-            handoff.post((r.id, Self.prepare(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)))
-        }
-    }
-
-    private static func prepare(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, staging: String,
-                                credential: Credential?, proxy: ProxyChoice?, settings: TransferSettings) -> Prepared {
-        do {
-            return .ready(try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential,
-                                       proxy: proxy, settings: settings))
-        } catch let e as TransferStartFailure {
-            return .failed(.localFailure(errno: e.errno, message: e.message))
-        } catch {
-            return .failed(.localFailure(errno: EACCES, message: "\(error)"))
-        }
-    }
-
-    /// A transfer made on the preparer, handed to the loop (it is used by one thread at a time).
-    private enum Prepared: @unchecked Sendable {
-        case ready(Transfer)
-        case failed(TransferOutcome)
-    }
-
-    private func prepared(_ id: Int64, _ p: Prepared) {
-        guard preparing.removeValue(forKey: id) != nil else { return cookies.dropped(id) }   // stopped meanwhile: dropped
-        switch p {
+    private func made(_ id: Int64, _ made: TransferStarter.Made) {
+        switch made {
         case .ready(let t):
             cookies.attach(id, t.easy)
             t.onTouched = { [unowned self] in touched.append($0) }
@@ -213,7 +154,7 @@ final class Transfers {
     /// Detaches a transfer; its bytes are on disk. Returns how many.
     @discardableResult
     func stop(_ id: Int64) -> Int64? {
-        if preparing.removeValue(forKey: id) != nil { caps[id] = nil; return nil }
+        if starter.stop(id) { caps[id] = nil; cookies.dropped(id); return nil }
         if let (t, _) = endedUndecided.removeValue(forKey: id) { return t.received }
         guard let t = running.removeValue(forKey: id) else { return nil }
         multi?.remove(t.easy)
