@@ -41,7 +41,7 @@ final class FinalizeBatches: @unchecked Sendable {   // its lists are touched on
         let jobs = waiting
         waiting = []
         scheduled = false
-        for job in jobs { Finalizer.startWriteback(job.staging) }
+        for job in jobs { Finalizer.startWriteback(job.staging, mode: job.mode) }
         let slots = Slots(count: jobs.count)
         let group = DispatchGroup()
         for (i, job) in jobs.enumerated() {

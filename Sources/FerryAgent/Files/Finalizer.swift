@@ -88,27 +88,33 @@ enum Finalizer {
     static let writebackAhead = 4 << 20
 
     /// Starts writing a small file's pages to disk without waiting for them (a hint: the
-    /// fsync in `finish` is what makes it durable). Nothing happens to a file it cannot open.
+    /// fsync in `finish` is what makes it durable), its finished mode set first. Nothing
+    /// happens to a file it cannot open.
+    /// The mode goes with the writes on purpose: ext4 journals the mode change, and a change
+    /// made just before each fsync put every file of a batch in a later journal commit than
+    /// the others', so their fsyncs no longer shared one (3,000 small files: -12 % files/s).
     @discardableResult
-    static func startWriteback(_ path: String) -> Bool {
+    static func startWriteback(_ path: String, mode: mode_t? = nil) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size <= writebackAhead else { return false }
+        if let mode, st.st_mode & 0o7777 != mode { fchmod(fd, mode) }
         return ferry_start_writeback(fd) == 0
     }
 
-    /// fsync(2) of a file (its mode set first, on the open file: never by name in the user's
-    /// folder), and what fstat(2) says of it then (nil: it cannot be opened).
+    /// fsync(2) of a file (its mode set first when it is not yet, on the open file: never by
+    /// name in the user's folder), and what fstat(2) says of it then (nil: it cannot be opened).
     static func syncFile(_ path: String, mode: mode_t? = nil) -> stat? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        if let mode { fchmod(fd, mode) }
-        fsync(fd)
         var st = stat()
-        return fstat(fd, &st) == 0 ? st : nil
+        guard fstat(fd, &st) == 0 else { return nil }
+        if let mode, st.st_mode & 0o7777 != mode, fchmod(fd, mode) == 0 { st.st_mode = st.st_mode & ~0o7777 | mode }
+        fsync(fd)
+        return st
     }
 
     /// mkdir of `folder` (0700) when it is missing and its parent is there.
