@@ -4,13 +4,15 @@ import Foundation
 /// An event counts as handled when the loop asks for the next one: move a finished file
 /// before that (it then goes to the default destination).
 public enum FerryEvent: Sendable {
-    case didWriteData(FerryDownloadTask, bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?)
+    case didWriteData(
+        FerryDownloadTask, bytesWritten: Int64, totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?)
     case didResumeAtOffset(FerryDownloadTask, fileOffset: Int64, expectedTotalBytes: Int64?)
     case didFinishDownloading(FerryDownloadTask, location: URL)
     case didSendBodyData(FerryTask, bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64?)
     case didComplete(FerryTask, error: FerryTaskError?)
     /// Answer with `respond` (once); the task waits until then.
-    case didReceiveChallenge(FerryTask, FerryAuthenticationChallenge, respond: @Sendable (FerryChallengeDisposition) -> Void)
+    case didReceiveChallenge(
+        FerryTask, FerryAuthenticationChallenge, respond: @Sendable (FerryChallengeDisposition) -> Void)
     case didBecomeInvalid(error: FerryTaskError?)
     case didFinishEventsForBackgroundSession
 }

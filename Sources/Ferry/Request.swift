@@ -13,8 +13,11 @@ public struct FerryRequest: Sendable, Equatable {
     /// 0 to 1 (URLSessionTask.priority; nil: 0.5): among queued tasks the higher starts first.
     public var priority: Double?
 
-    public init(url: URL, httpMethod: String? = nil, allHTTPHeaderFields: [String: String] = [:], earliestBeginDate: Date? = nil,
-                priority: Double? = nil) {
+    public init(
+        url: URL, httpMethod: String? = nil, allHTTPHeaderFields: [String: String] = [:],
+        earliestBeginDate: Date? = nil,
+        priority: Double? = nil
+    ) {
         self.url = url; self.httpMethod = httpMethod; self.allHTTPHeaderFields = allHTTPHeaderFields
         self.earliestBeginDate = earliestBeginDate; self.priority = priority
     }

@@ -4,6 +4,7 @@ import Foundation
 /// and relaunches it only as itself, so the library hands files for upload over open and sends
 /// no launch command.
 enum Sandbox {
-    static let isSandboxed = FileManager.default.fileExists(atPath: "/.flatpak-info")
+    static let isSandboxed =
+        FileManager.default.fileExists(atPath: "/.flatpak-info")
         || !(ProcessInfo.processInfo.environment["SNAP_NAME"] ?? "").isEmpty
 }

@@ -31,8 +31,10 @@ public final class FerrySession: @unchecked Sendable {
     var closed = false
 
     /// Connects to the agent (starting it through D-Bus activation if needed) and opens the session.
-    public init(configuration: FerrySessionConfiguration, delegate: FerrySessionDelegate?,
-                delegateQueue: OperationQueue? = nil) throws {
+    public init(
+        configuration: FerrySessionConfiguration, delegate: FerrySessionDelegate?,
+        delegateQueue: OperationQueue? = nil
+    ) throws {
         self.configuration = configuration
         self.delegate = delegate
         if let delegateQueue {
@@ -45,7 +47,11 @@ public final class FerrySession: @unchecked Sendable {
         }
         // One live object per identifier, or both would show the same events.
         guard DeliveryLedger.shared.open(configuration.identifier) else {
-            throw FerryError(.invalidState, "session '\(configuration.identifier)' is already open in this process: use that object, or disconnect() it first")
+            throw FerryError(
+                .invalidState,
+                "session '\(configuration.identifier)' is already open in this process: use that object, or "
+                    + "disconnect() it first"
+            )
         }
         // A connection of its own: the agent counts the session as connected while it is open.
         do {
@@ -59,7 +65,8 @@ public final class FerrySession: @unchecked Sendable {
         }
         let opened: OpenedSession
         do {
-            opened = try AgentProxy(client).openSession(identifier: configuration.identifier, configuration: Self.options(configuration))
+            opened = try AgentProxy(client).openSession(
+                identifier: configuration.identifier, configuration: Self.options(configuration))
         } catch {
             DeliveryLedger.shared.close(configuration.identifier)
             throw error
@@ -72,11 +79,13 @@ public final class FerrySession: @unchecked Sendable {
         self.inbox = URL(fileURLWithPath: inbox, isDirectory: true)
         // The agent never reuses a sequence number; one below what this process saw means its
         // state was reset, so the numbers start again.
-        DeliveryLedger.shared.reconcile(configuration.identifier,
-                                        latest: opened.latestSeq)
-        signals = SignalThread(client: client, session: configuration.identifier,
-                               onSignal: { [weak self] in self?.kick() },
-                               onAgentStarted: { [weak self] in self?.reopen() })
+        DeliveryLedger.shared.reconcile(
+            configuration.identifier,
+            latest: opened.latestSeq)
+        signals = SignalThread(
+            client: client, session: configuration.identifier,
+            onSignal: { [weak self] in self?.kick() },
+            onAgentStarted: { [weak self] in self?.reopen() })
         kick()
     }
 
@@ -92,7 +101,7 @@ public final class FerrySession: @unchecked Sendable {
 
     static func options(_ c: FerrySessionConfiguration) -> SessionOptions {
         var o = SessionOptions()
-        o.launchCommand = Sandbox.isSandboxed ? nil : c.launchCommand   // refused there: it would run outside
+        o.launchCommand = Sandbox.isSandboxed ? nil : c.launchCommand  // refused there: it would run outside
         o.relaunch = c.sessionSendsLaunchEvents
         o.discretionary = c.isDiscretionary
         o.allowMetered = c.allowsMeteredNetworkAccess
@@ -117,9 +126,12 @@ public final class FerrySession: @unchecked Sendable {
     public func downloadTask(with request: FerryRequest, description: String = "") throws -> FerryDownloadTask {
         var options = taskOptions(request, description: description)
         options.directory = inbox.path
-        let id = try agent.createDownload(session: configuration.identifier, url: request.url.absoluteString, options: options)
-        return register(FerryDownloadTask(id: UInt64(id), request: request, description: description,
-                                          state: .suspended, session: self))
+        let id = try agent.createDownload(
+            session: configuration.identifier, url: request.url.absoluteString, options: options)
+        return register(
+            FerryDownloadTask(
+                id: UInt64(id), request: request, description: description,
+                state: .suspended, session: self))
     }
 
     /// Continues a canceled or failed download from its resume data (only missing bytes are fetched).
@@ -130,14 +142,19 @@ public final class FerrySession: @unchecked Sendable {
         options.paused = true
         options.directory = inbox.path
         if !description.isEmpty { options.description = description }
-        let id = try agent.createDownloadFromResumeData(session: configuration.identifier, resumeData: [UInt8](data), options: options)
+        let id = try agent.createDownloadFromResumeData(
+            session: configuration.identifier, resumeData: [UInt8](data), options: options)
         let url = URL(string: decoded.url) ?? URL(fileURLWithPath: "/")
-        return register(FerryDownloadTask(id: UInt64(id), request: FerryRequest(url: url),
-                                          description: description, state: .suspended, session: self))
+        return register(
+            FerryDownloadTask(
+                id: UInt64(id), request: FerryRequest(url: url),
+                description: description, state: .suspended, session: self))
     }
 
     /// An upload of `file` as the request body, created suspended: call `resume()`.
-    public func uploadTask(with request: FerryRequest, fromFile file: URL, description: String = "") throws -> FerryUploadTask {
+    public func uploadTask(
+        with request: FerryRequest, fromFile file: URL, description: String = ""
+    ) throws -> FerryUploadTask {
         let options = taskOptions(request, description: description), url = request.url.absoluteString
         let id: Int64
         if configuration.uploadsByDescriptor {
@@ -150,8 +167,10 @@ public final class FerrySession: @unchecked Sendable {
         } else {
             id = try agent.createUpload(session: configuration.identifier, url: url, file: file.path, options: options)
         }
-        return register(FerryUploadTask(id: UInt64(id), request: request, description: description,
-                                        state: .suspended, session: self))
+        return register(
+            FerryUploadTask(
+                id: UInt64(id), request: request, description: description,
+                state: .suspended, session: self))
     }
 
     private func taskOptions(_ request: FerryRequest, description: String) -> TaskOptions {
@@ -178,9 +197,11 @@ public final class FerrySession: @unchecked Sendable {
         lock.unlock()
         guard let info = info ?? (try? agent.getTask(task: Int64(id)))
         else { return nil }
-        let request = FerryRequest(url: URL(string: info.url) ?? URL(fileURLWithPath: "/"),
-                                   httpMethod: info.method)
-        let t: FerryTask = info.kind == .upload
+        let request = FerryRequest(
+            url: URL(string: info.url) ?? URL(fileURLWithPath: "/"),
+            httpMethod: info.method)
+        let t: FerryTask =
+            info.kind == .upload
             ? FerryUploadTask(id: id, request: request, description: info.description, state: .running, session: self)
             : FerryDownloadTask(id: id, request: request, description: info.description, state: .running, session: self)
         t.update(from: info)
@@ -214,7 +235,9 @@ public final class FerrySession: @unchecked Sendable {
         let id = configuration.identifier
         var target: UInt64 = 0
         var after = DeliveryLedger.shared.delivered(id)
-        while let page = try? agent.fetchEvents(session: id, afterSeq: after, limit: 10_000), let last = page.last?.queued.seq {
+        while let page = try? agent.fetchEvents(session: id, afterSeq: after, limit: 10_000),
+            let last = page.last?.queued.seq
+        {
             target = last
             after = last
         }

@@ -25,10 +25,11 @@ extension FerrySession {
         let batch: [Incoming]
         do {
             batch = try agent.fetchEvents(session: configuration.identifier, afterSeq: after, limit: 200).map {
-                Incoming(seq: $0.queued.seq, task: UInt64($0.queued.task), event: $0.queued.event, resumeData: $0.resumeData)
+                Incoming(
+                    seq: $0.queued.seq, task: UInt64($0.queued.task), event: $0.queued.event, resumeData: $0.resumeData)
             }
         } catch {
-            pumping = false   // the agent is gone; its next EventsAvailable starts us again
+            pumping = false  // the agent is gone; its next EventsAvailable starts us again
             return
         }
         guard !batch.isEmpty else {
@@ -56,7 +57,7 @@ extension FerrySession {
                     if e.event.isDurable { durableSinceDrain = true }
                     deliver(batch, i + 1)
                 } else {
-                    pumping = false   // unacknowledged: it comes again on the next fetch
+                    pumping = false  // unacknowledged: it comes again on the next fetch
                 }
             }
         }
@@ -67,7 +68,8 @@ extension FerrySession {
         if case .invalidated(let error) = e.event {
             // The identifier is free from now on (a new session may be made in the callback).
             if !closed { closed = true; DeliveryLedger.shared.close(configuration.identifier) }
-            present(.didBecomeInvalid(error: error.map { FerryTaskError(name: "Invalidated", message: $0) })) { [self] in
+            present(.didBecomeInvalid(error: error.map { FerryTaskError(name: "Invalidated", message: $0) })) {
+                [self] in
                 done()
                 DispatchQueue.global().async { self.disconnect() }
             }
@@ -78,10 +80,15 @@ extension FerrySession {
         case .progress(let received, let expected, let written):
             task.progressed(received: received, expected: expected)
             guard let d = task as? FerryDownloadTask else { done(); return }
-            present(.didWriteData(d, bytesWritten: written, totalBytesWritten: received, totalBytesExpectedToWrite: expected), done: done)
+            present(
+                .didWriteData(
+                    d, bytesWritten: written, totalBytesWritten: received, totalBytesExpectedToWrite: expected),
+                done: done)
         case .sent(let sent, let expected, let written):
             task.sent(sent, expected: expected)
-            present(.didSendBodyData(task, bytesSent: written, totalBytesSent: sent, totalBytesExpectedToSend: expected), done: done)
+            present(
+                .didSendBodyData(task, bytesSent: written, totalBytesSent: sent, totalBytesExpectedToSend: expected),
+                done: done)
         case .resumed(let offset, let expected):
             guard let d = task as? FerryDownloadTask else { done(); return }
             present(.didResumeAtOffset(d, fileOffset: offset, expectedTotalBytes: expected), done: done)
@@ -101,18 +108,21 @@ extension FerrySession {
             task.sent(sent, expected: nil)
             // The reply's file is the agent's (in the inbox, gone once acknowledged): read now.
             let data = file.isEmpty ? Data() : (FileManager.default.contents(atPath: file) ?? Data())
-            (task as? FerryUploadTask)?.replied(FerryUploadReply(statusCode: status, data: data, isCut: cut, headers: headers ?? [:]))
+            (task as? FerryUploadTask)?.replied(
+                FerryUploadReply(statusCode: status, data: data, isCut: cut, headers: headers ?? [:]))
             done()
         case .completed(let message, let name, let resumable):
             let error = message.map {
-                FerryTaskError(name: name ?? "Failed", message: $0,
-                               resumeData: resumable ? e.resumeData.map { Data($0) } : nil)
+                FerryTaskError(
+                    name: name ?? "Failed", message: $0,
+                    resumeData: resumable ? e.resumeData.map { Data($0) } : nil)
             }
             task.completed(error)
             present(.didComplete(task, error: error), done: done)
         case .challenge(let scheme, let realm, let host, let failures, let proxy):
-            let challenge = FerryAuthenticationChallenge(scheme: scheme, realm: realm, host: host,
-                                                         previousFailureCount: failures, isProxy: proxy)
+            let challenge = FerryAuthenticationChallenge(
+                scheme: scheme, realm: realm, host: host,
+                previousFailureCount: failures, isProxy: proxy)
             // Acknowledged once the callback returned *and* the app answered, so that an app that
             // dies before answering is asked again.
             let gate = AnswerGate(done)
@@ -120,9 +130,15 @@ extension FerrySession {
                 guard gate.answer() else { return }
                 let answer: ChallengeReply
                 switch disposition {
-                case .useCredential(let user, let password): answer = .credential(Credential(user: user, password: password))
+                case .useCredential(let user, let password):
+                    answer = .credential(Credential(user: user, password: password))
                 case .use(let c):
-                    let keep: CredentialPersistence = switch c.persistence { case .none: .none; case .forSession: .forSession; case .permanent: .permanent }
+                    let keep: CredentialPersistence =
+                        switch c.persistence {
+                        case .none: .none;
+                        case .forSession: .forSession;
+                        case .permanent: .permanent
+                        }
                     answer = .credential(Credential(user: c.user, password: c.password), persistence: keep)
                 case .performDefaultHandling: answer = .reject
                 case .cancelAuthenticationChallenge: answer = .cancel
@@ -148,13 +164,16 @@ extension FerrySession {
         delegateQueue.addOperation { [self] in
             switch event {
             case .didWriteData(let t, let n, let total, let expected):
-                delegate.urlSession(self, downloadTask: t, didWriteData: n, totalBytesWritten: total, totalBytesExpectedToWrite: expected)
+                delegate.urlSession(
+                    self, downloadTask: t, didWriteData: n, totalBytesWritten: total,
+                    totalBytesExpectedToWrite: expected)
             case .didResumeAtOffset(let t, let offset, let expected):
                 delegate.urlSession(self, downloadTask: t, didResumeAtOffset: offset, expectedTotalBytes: expected)
             case .didFinishDownloading(let t, let location):
                 delegate.urlSession(self, downloadTask: t, didFinishDownloadingTo: location)
             case .didSendBodyData(let t, let n, let total, let expected):
-                delegate.urlSession(self, task: t, didSendBodyData: n, totalBytesSent: total, totalBytesExpectedToSend: expected)
+                delegate.urlSession(
+                    self, task: t, didSendBodyData: n, totalBytesSent: total, totalBytesExpectedToSend: expected)
             case .didComplete(let t, let error):
                 delegate.urlSession(self, task: t, didCompleteWithError: error)
             case .didReceiveChallenge(let t, let challenge, let respond):
@@ -176,7 +195,9 @@ final class AnswerGate: @unchecked Sendable {
     private let done: @Sendable () -> Void
     init(_ done: @escaping @Sendable () -> Void) { self.done = done }
     /// True the first time only: a challenge is answered once.
-    func answer() -> Bool { lock.lock(); defer { lock.unlock() }; if answered { return false }; answered = true; return true }
+    func answer() -> Bool {
+        lock.lock(); defer { lock.unlock() }; if answered { return false }; answered = true; return true
+    }
     func finish() { step { finished = true } }
     func returned() { step { hasReturned = true } }
     private func step(_ body: () -> Void) {

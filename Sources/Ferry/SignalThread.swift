@@ -11,8 +11,10 @@ final class SignalThread: @unchecked Sendable {
 
     /// `onSignal`: events are waiting. `onAgentStarted`: a (new) agent took the bus name, e.g.
     /// after a crash; it does not know this client yet.
-    init(client: BusClient, session: String, onSignal: @escaping @Sendable () -> Void,
-         onAgentStarted: @escaping @Sendable () -> Void) {
+    init(
+        client: BusClient, session: String, onSignal: @escaping @Sendable () -> Void,
+        onAgentStarted: @escaping @Sendable () -> Void
+    ) {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let ready = DispatchSemaphore(value: 0)
@@ -31,7 +33,7 @@ final class SignalThread: @unchecked Sendable {
             g_main_loop_run(loop)
             g_dbus_connection_signal_unsubscribe(client.connection, id)
             g_dbus_connection_signal_unsubscribe(client.connection, owner)
-            while g_main_context_iteration(context, 0) != 0 {}   // run the unsubscribe's cleanup
+            while g_main_context_iteration(context, 0) != 0 {}  // run the unsubscribe's cleanup
             g_main_context_pop_thread_default(context)
         }
         t.name = "ferry-signals"

@@ -63,9 +63,9 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
     /// After a refused request (the task ended meanwhile): the agent's state is the truth.
     func refresh() {
         guard let session,
-              let info = try? session.agent.getTask(task: Int64(taskIdentifier))
+            let info = try? session.agent.getTask(task: Int64(taskIdentifier))
         else { return }
-        locked { _state = .running }   // lets update() map the agent's state, canceling included
+        locked { _state = .running }  // lets update() map the agent's state, canceling included
         update(from: info)
     }
 
@@ -87,13 +87,19 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
     }
 
     func progressed(received: Int64, expected: Int64?) {
-        locked { _received = received; if let expected { _expected = expected } }
+        locked {
+            _received = received; if let expected { _expected = expected }
+        }
     }
     func sent(_ sent: Int64, expected: Int64?) {
-        locked { _sent = sent; if let expected { _expected = expected } }
+        locked {
+            _sent = sent; if let expected { _expected = expected }
+        }
     }
     func completed(_ error: FerryTaskError?) {
-        locked { _state = .completed; _error = error }
+        locked {
+            _state = .completed; _error = error
+        }
     }
 }
 

@@ -66,15 +66,29 @@ public indirect enum Value: Sendable, Equatable {
         case .bytes(let b):
             // The type's C string must outlive the call (ferry_variant_type only casts it).
             return b.withUnsafeBytes { bytes in
-                "y".withCString { g_variant_new_fixed_array(ferry_variant_type($0), bytes.baseAddress, gsize(b.count), 1) }
+                "y".withCString {
+                    g_variant_new_fixed_array(ferry_variant_type($0), bytes.baseAddress, gsize(b.count), 1)
+                }
             }
         case .strings(let items): return Self.array("s", items.map { g_variant_new_string($0) })
         case .dict(let d):
-            return Self.array("{sv}", d.keys.sorted().map { g_variant_new_dict_entry(g_variant_new_string($0), g_variant_new_variant(d[$0]!.makeGVariant())) })
+            return Self.array(
+                "{sv}",
+                d.keys.sorted().map {
+                    g_variant_new_dict_entry(g_variant_new_string($0), g_variant_new_variant(d[$0]!.makeGVariant()))
+                })
         case .fields(let f):
-            return Self.array("{sv}", f.map { g_variant_new_dict_entry(g_variant_new_string($0.key), g_variant_new_variant($0.value.makeGVariant())) })
+            return Self.array(
+                "{sv}",
+                f.map {
+                    g_variant_new_dict_entry(
+                        g_variant_new_string($0.key), g_variant_new_variant($0.value.makeGVariant()))
+                })
         case .stringDict(let d):
-            return Self.array("{ss}", d.keys.sorted().map { g_variant_new_dict_entry(g_variant_new_string($0), g_variant_new_string(d[$0]!)) })
+            return Self.array(
+                "{ss}",
+                d.keys.sorted().map { g_variant_new_dict_entry(g_variant_new_string($0), g_variant_new_string(d[$0]!)) }
+            )
         case .array(let items, let type): return Self.array(type, items.map { $0.makeGVariant() })
         case .tuple(let items):
             var children: [OpaquePointer?] = items.map { $0.makeGVariant() }

@@ -13,21 +13,34 @@ public struct AppLimits: Sendable, Equatable {
     /// `new` more tasks for an app with `unfinished` tasks and `unacknowledged` events waiting.
     public func admitTasks(_ new: Int, unfinished: Int, unacknowledged: Int, app: String) throws {
         guard new <= batch else {
-            throw FerryError(.limitExceeded, "\(new) requests in one call: \(app) may send at most \(batch) at once (ferryd --app-max-batch)")
+            throw FerryError(
+                .limitExceeded,
+                "\(new) requests in one call: \(app) may send at most \(batch) at once (ferryd --app-max-batch)")
         }
         guard unfinished + new <= unfinishedTasks else {
-            throw FerryError(.limitExceeded, "\(app) has \(unfinished) unfinished tasks; with \(new) more it would exceed \(unfinishedTasks) (ferryd --app-max-tasks)")
+            throw FerryError(
+                .limitExceeded,
+                "\(app) has \(unfinished) unfinished tasks; with \(new) more it would exceed \(unfinishedTasks) "
+                    + "(ferryd --app-max-tasks)"
+            )
         }
         guard unacknowledged <= unacknowledgedEvents else {
-            throw FerryError(.limitExceeded, "\(app) has \(unacknowledged) events it has not acknowledged (more than \(unacknowledgedEvents), ferryd --app-max-unacknowledged-events): "
-                + "it creates no task until it fetches and acknowledges them")
+            throw FerryError(
+                .limitExceeded,
+                "\(app) has \(unacknowledged) events it has not acknowledged (more than \(unacknowledgedEvents), "
+                    + "ferryd --app-max-unacknowledged-events): "
+                    + "it creates no task until it fetches and acknowledges them")
         }
     }
 
     /// One more session for an app that has `open` of them.
     public func admitSession(open: Int, app: String) throws {
         guard open < sessions else {
-            throw FerryError(.limitExceeded, "\(app) has \(open) sessions open, the most it may have (ferryd --app-max-sessions); invalidate one first")
+            throw FerryError(
+                .limitExceeded,
+                "\(app) has \(open) sessions open, the most it may have (ferryd --app-max-sessions); invalidate one "
+                    + "first"
+            )
         }
     }
 }

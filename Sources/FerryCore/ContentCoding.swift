@@ -7,7 +7,9 @@
 /// mean bytes of the file), so this matters only for servers that encode anyway.
 public enum ContentCoding {
     /// Name endings of files that are compressed as a whole.
-    static let compressedEndings = [".gz", ".tgz", ".taz", ".gzip", ".svgz", ".z", ".zz", ".br", ".zst", ".zstd", ".tzst"]
+    static let compressedEndings = [
+        ".gz", ".tgz", ".taz", ".gzip", ".svgz", ".z", ".zz", ".br", ".zst", ".zstd", ".tzst",
+    ]
     /// Media types of compressed files (a server that says both means the file).
     static let compressedTypes: Set<String> = [
         "application/gzip", "application/x-gzip", "application/x-gunzip", "application/gzipped",
@@ -40,7 +42,8 @@ public enum ContentCoding {
     /// learnt its file is kept encoded, nor when its name says it is a compressed file.
     public static func decodes(_ record: TaskRecord) -> Bool {
         guard record.kind == .download, !record.keepsEncoding else { return false }
-        let name = record.output?.split(separator: "/").last.map(String.init)
+        let name =
+            record.output?.split(separator: "/").last.map(String.init)
             ?? record.suggestedName ?? FileNaming.urlName(record.url)
         return !namesCompressedFile(name)
     }

@@ -16,7 +16,9 @@ public enum DownloadURL {
             throw FerryError(.invalidURL, "not a valid URL: \(printable(string))")
         }
         guard schemes.contains(scheme) else {
-            throw FerryError(.unsupportedScheme, "unsupported scheme '\(scheme)' in \(printable(string)): only http and https are supported")
+            throw FerryError(
+                .unsupportedScheme,
+                "unsupported scheme '\(scheme)' in \(printable(string)): only http and https are supported")
         }
         guard let host = comps.host, !host.isEmpty else {
             throw FerryError(.invalidURL, "URL has no host: \(printable(string))")
@@ -33,7 +35,9 @@ public enum DownloadURL {
     /// The URL without user:password, for logs and messages.
     public static func printable(_ string: String) -> String {
         // No "@", no user information: the parse (a page of tasks makes 100) is not needed.
-        guard string.utf8.contains(UInt8(ascii: "@")), var comps = URLComponents(string: string), comps.password != nil || comps.user != nil else {
+        guard string.utf8.contains(UInt8(ascii: "@")), var comps = URLComponents(string: string),
+            comps.password != nil || comps.user != nil
+        else {
             return String(string.prefix(200))
         }
         comps.user = nil; comps.password = nil

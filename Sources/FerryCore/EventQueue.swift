@@ -42,7 +42,7 @@ public struct EventQueue: Sendable {
             }
             progressSlot[task] = slots.count
         } else {
-            progressSlot[task] = nil   // progress after this event must not reorder before it
+            progressSlot[task] = nil  // progress after this event must not reorder before it
         }
         slots.append(q)
         live += 1
@@ -83,7 +83,7 @@ public struct EventQueue: Sendable {
                 live -= 1
                 slots[head] = nil
             }
-            head += 1   // holes left by replaced progress are dead: skip them
+            head += 1  // holes left by replaced progress are dead: skip them
         }
         compactIfNeeded()
         return dropped

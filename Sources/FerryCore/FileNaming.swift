@@ -12,14 +12,14 @@ public enum FileNaming {
         var scalars = String.UnicodeScalarView()
         for s in raw.unicodeScalars {
             switch s.value {
-            case 0..<0x20, 0x7F, 0x80..<0xA0: continue             // control characters
-            case 0x2F, 0x5C: scalars.append("_")                    // '/' and '\'
-            case 0x202A...0x202E, 0x2066...0x2069: continue         // bidi overrides hide extensions
+            case 0..<0x20, 0x7F, 0x80..<0xA0: continue  // control characters
+            case 0x2F, 0x5C: scalars.append("_")  // '/' and '\'
+            case 0x202A...0x202E, 0x2066...0x2069: continue  // bidi overrides hide extensions
             default: scalars.append(s)
             }
         }
         var name = String(scalars).trimmingSpaces
-        while name.hasPrefix(".") { name.removeFirst() }           // no hidden files, no ".."
+        while name.hasPrefix(".") { name.removeFirst() }  // no hidden files, no ".."
         name = name.trimmingSpaces
         guard !name.isEmpty else { return nil }
         return truncate(name)

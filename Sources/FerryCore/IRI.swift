@@ -42,7 +42,8 @@ public enum IRI {
             var run: [UInt8] = []
             var j = i
             while j + 2 < bytes.count, bytes[j] == UInt8(ascii: "%"),
-                  let hi = String.hexDigit(bytes[j + 1]), let lo = String.hexDigit(bytes[j + 2]), hi << 4 | lo >= 0x80 {
+                let hi = String.hexDigit(bytes[j + 1]), let lo = String.hexDigit(bytes[j + 2]), hi << 4 | lo >= 0x80
+            {
                 run.append(hi << 4 | lo)
                 j += 3
             }
@@ -66,7 +67,7 @@ public enum IRI {
         let end = s[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? s.endIndex
         var hostStart = start
         if let at = s[start..<end].lastIndex(of: "@") { hostStart = s.index(after: at) }
-        guard hostStart < end, s[hostStart] != "[" else { return nil }   // none, or an IPv6 literal
+        guard hostStart < end, s[hostStart] != "[" else { return nil }  // none, or an IPv6 literal
         let hostEnd = s[hostStart..<end].firstIndex(of: ":") ?? end
         return hostStart..<hostEnd
     }

@@ -16,14 +16,17 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
 
     /// nil for a URL without a scheme or host.
     public init?(_ url: String) {
-        guard let c = URLComponents(string: url), let scheme = c.scheme?.lowercased(), let host = c.host, !host.isEmpty else {
+        guard let c = URLComponents(string: url), let scheme = c.scheme?.lowercased(), let host = c.host, !host.isEmpty
+        else {
             return nil
         }
         self.init(scheme: scheme, host: host.lowercased(), port: c.port ?? (scheme == "https" ? 443 : 80))
     }
 
     /// scheme://host:port, as a challenge names it.
-    public var description: String { "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)" }
+    public var description: String {
+        "\(scheme)://\(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host):\(port)"
+    }
 
     /// Whether two URLs share an origin; a URL that names none shares nothing.
     public static func same(_ a: String, _ b: String) -> Bool {
@@ -55,7 +58,9 @@ extension HeaderField {
     /// An app's headers for a request to `url`: those that carry a credential only when `url`
     /// is on the task's origin (`taskURL`).
     public static func forRequest(_ headers: [String: String], to url: String, taskURL: String) -> [String: String] {
-        guard url != taskURL, !Origin.same(url, taskURL), headers.keys.contains(where: isCredential) else { return headers }
+        guard url != taskURL, !Origin.same(url, taskURL), headers.keys.contains(where: isCredential) else {
+            return headers
+        }
         return headers.filter { !isCredential($0.key) }
     }
 }

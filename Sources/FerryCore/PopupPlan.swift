@@ -29,28 +29,39 @@ public struct PopupPlan: Sendable, Equatable {
         }
         if done.count == 1 {
             let (file, app) = done[0]
-            plans.append(PopupPlan(summary: "Download complete!", body: shown(baseName(file)), category: "transfer.complete",
-                                   file: app == nil ? file : nil, appSession: app))
+            plans.append(
+                PopupPlan(
+                    summary: "Download complete!", body: shown(baseName(file)), category: "transfer.complete",
+                    file: app == nil ? file : nil, appSession: app))
         } else if done.count > 1 {
-            let names = done.prefix(3).map { shown(baseName($0.0)) }.joined(separator: ", ") + (done.count > 3 ? ", …" : "")
-            plans.append(PopupPlan(summary: "\(done.count) downloads complete", body: names, category: "transfer.complete", file: nil))
+            let names =
+                done.prefix(3).map { shown(baseName($0.0)) }.joined(separator: ", ") + (done.count > 3 ? ", …" : "")
+            plans.append(
+                PopupPlan(
+                    summary: "\(done.count) downloads complete", body: names, category: "transfer.complete", file: nil))
         }
         if let first = failed.first {
             // The first failure with its reason; the others counted (the window and `ferry list` show them).
             let more = failed.count > 1 ? " — and \(failed.count - 1) more" : ""
-            plans.append(PopupPlan(summary: failed.count == 1 ? "Download failed" : "\(failed.count) downloads failed",
-                                   body: "\(first.0): \(first.1)\(more)", category: "transfer.error", file: nil,
-                                   icon: "dialog-error"))
+            plans.append(
+                PopupPlan(
+                    summary: failed.count == 1 ? "Download failed" : "\(failed.count) downloads failed",
+                    body: "\(first.0): \(first.1)\(more)", category: "transfer.error", file: nil,
+                    icon: "dialog-error"))
         }
         let waiting = outcomes.compactMap { if case .noSpace(let n) = $0 { return n } else { return nil } }
         if waiting.count == 1 {
-            plans.append(PopupPlan(summary: "Not enough space to save \(cut(waiting[0], 60))",
-                                   body: "Free some space; the download continues where it stopped.",
-                                   category: "transfer.error", file: nil, icon: "dialog-warning"))
+            plans.append(
+                PopupPlan(
+                    summary: "Not enough space to save \(cut(waiting[0], 60))",
+                    body: "Free some space; the download continues where it stopped.",
+                    category: "transfer.error", file: nil, icon: "dialog-warning"))
         } else if waiting.count > 1 {
-            plans.append(PopupPlan(summary: "Not enough space to save \(waiting.count) downloads",
-                                   body: waiting.prefix(3).map(shown).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
-                                   category: "transfer.error", file: nil, icon: "dialog-warning"))
+            plans.append(
+                PopupPlan(
+                    summary: "Not enough space to save \(waiting.count) downloads",
+                    body: waiting.prefix(3).map(shown).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
+                    category: "transfer.error", file: nil, icon: "dialog-warning"))
         }
         return plans
     }
@@ -58,7 +69,9 @@ public struct PopupPlan: Sendable, Equatable {
     /// A reason in one line: its first clause (details such as a quarantine path follow "; "),
     /// and a checksum's digests left to the window and `ferry show`.
     static func headline(_ reason: String) -> String {
-        if reason.hasPrefix("SHA-256 mismatch") { return "not the file expected (its SHA-256 differs; ferry show has both)" }
+        if reason.hasPrefix("SHA-256 mismatch") {
+            return "not the file expected (its SHA-256 differs; ferry show has both)"
+        }
         let first = reason.firstRange(of: "; ").map { String(reason[..<$0.lowerBound]) } ?? reason
         return cut(first, 140)
     }

@@ -60,6 +60,7 @@ public struct RelaunchPolicy: Sendable, Equatable {
         if running { return "app launched for events, running" }
         guard failedLaunches > 0 else { return nil }
         let wait = max(0, (notBefore - now) / 1_000_000)
-        return "app exited \(failedLaunches) time(s) without handling its events; next launch in \(wait) s at the earliest"
+        return
+            "app exited \(failedLaunches) time(s) without handling its events; next launch in \(wait) s at the earliest"
     }
 }

@@ -33,8 +33,10 @@ public struct ResumeData: Codable, Sendable, Equatable {
         return d
     }
 
-    public init(url: String, task: Int64, received: Int64, expected: Int64?, etag: String?,
-                lastModified: String?, suggestedName: String?) {
+    public init(
+        url: String, task: Int64, received: Int64, expected: Int64?, etag: String?,
+        lastModified: String?, suggestedName: String?
+    ) {
         self.format = Self.format; self.version = Self.currentVersion
         self.url = url; self.task = task; self.received = received; self.expected = expected
         self.etag = etag; self.lastModified = lastModified; self.suggestedName = suggestedName
@@ -54,10 +56,16 @@ public struct ResumeData: Codable, Sendable, Equatable {
             throw FerryError(.invalidResumeData, "resume data is not Ferry resume data (not a JSON object)")
         }
         guard header.format == format else {
-            throw FerryError(.invalidResumeData, "resume data is not Ferry resume data (format is \(header.format.map { "'\($0)'" } ?? "missing"))")
+            throw FerryError(
+                .invalidResumeData,
+                "resume data is not Ferry resume data (format is \(header.format.map { "'\($0)'" } ?? "missing"))")
         }
         guard let version = header.version, version >= 1, version <= currentVersion else {
-            throw FerryError(.invalidResumeData, "resume data version \(header.version.map(String.init) ?? "missing") is not supported (this agent reads version \(currentVersion))")
+            throw FerryError(
+                .invalidResumeData,
+                "resume data version \(header.version.map(String.init) ?? "missing") is not supported (this agent "
+                    + "reads version \(currentVersion))"
+            )
         }
         guard let data = try? JSONDecoder().decode(ResumeData.self, from: Data(bytes)) else {
             throw FerryError(.invalidResumeData, "resume data is incomplete or malformed")

@@ -22,14 +22,16 @@ public struct SandboxedApp: Sendable, Equatable {
     public var network = true
 
     public init(id: String, kind: Kind, home: String, writable: [String], hidden: [String] = [], network: Bool = true) {
-        self.id = id; self.kind = kind; self.home = home; self.writable = writable; self.hidden = hidden; self.network = network
+        self.id = id; self.kind = kind; self.home = home; self.writable = writable; self.hidden = hidden;
+        self.network = network
     }
 
     /// May the app write (or, for uploads, read) `path` (absolute, symlinks already resolved)?
     public func mayWrite(_ path: String) -> Bool {
         // Bytes, not Characters: Unicode-equivalent names are different files on disk.
         func inside(_ folder: String) -> Bool {
-            path.utf8.elementsEqual(folder.utf8) || path.utf8.starts(with: (folder.hasSuffix("/") ? folder : folder + "/").utf8)
+            path.utf8.elementsEqual(folder.utf8)
+                || path.utf8.starts(with: (folder.hasSuffix("/") ? folder : folder + "/").utf8)
         }
         if inside(home) { return true }
         if hidden.contains(where: inside) { return false }
@@ -48,7 +50,9 @@ public struct SandboxedApp: Sendable, Equatable {
             guard let eq = line.firstIndex(of: "=") else { continue }
             let key = line[..<eq].trimmingSpaces, value = line[line.index(after: eq)...].trimmingSpaces
             if section == "[Application]" && key == "name" { name = value }
-            if section == "[Context]" && key == "filesystems" { filesystems = value.split(separator: ";").map(String.init) }
+            if section == "[Context]" && key == "filesystems" {
+                filesystems = value.split(separator: ";").map(String.init)
+            }
             if section == "[Context]" && key == "shared" { shared = value.split(separator: ";").map(String.init) }
         }
         guard let id = name, !id.isEmpty, !id.contains("/"), id != ".", id != ".." else { return nil }
@@ -63,8 +67,9 @@ public struct SandboxedApp: Sendable, Equatable {
             }
             if let folder = folder(spec, userHome: userHome, userDirs: userDirs) { writable.append(folder) }
         }
-        return SandboxedApp(id: id, kind: .flatpak, home: home, writable: writable,
-                            hidden: [userHome + "/.var/app", userHome + "/.local/share/flatpak"], network: shared.contains("network"))
+        return SandboxedApp(
+            id: id, kind: .flatpak, home: home, writable: writable,
+            hidden: [userHome + "/.var/app", userHome + "/.local/share/flatpak"], network: shared.contains("network"))
     }
 
     private static func folder(_ spec: String, userHome: String, userDirs: [String: String]) -> String? {

@@ -21,20 +21,23 @@ extension AgentRequest {
         switch self {
         case .openSession(let s, let o, let peer): return .openSession(try k(s), o, peer: peer)
         case .createTasks(let s, let drafts): return .createTasks(session: try k(s), drafts)
-        case .createFromResumeData(let s, let d, let r, let given): return .createFromResumeData(session: try k(s), d, r, destinationGiven: given)
+        case .createFromResumeData(let s, let d, let r, let given):
+            return .createFromResumeData(session: try k(s), d, r, destinationGiven: given)
         case .listTasks(let s, let after, let limit): return .listTasks(session: try k(s), after: after, limit: limit)
         case .listSection(let s, let active, let offset, let limit):
             return .listSection(session: try k(s), active: active, offset: offset, limit: limit)
         case .finishedHandlingEvents(let s): return .finishedHandlingEvents(try k(s))
         case .invalidateSession(let s, let cancel): return .invalidateSession(try k(s), cancelTasks: cancel)
         case .getSession(let s): return .getSession(try k(s))
-        case .fetchEvents(let s, let after, let limit): return .fetchEvents(session: try k(s), after: after, limit: limit)
+        case .fetchEvents(let s, let after, let limit):
+            return .fetchEvents(session: try k(s), after: after, limit: limit)
         case .acknowledgeEvents(let s, let seq): return .acknowledgeEvents(session: try k(s), upTo: seq)
         case .clearFinished(let s): return .clearFinished(session: try k(s))
         case .pauseAll(let s): return .pauseAll(session: try k(s))
         case .resumeAll(let s): return .resumeAll(session: try k(s))
-        case .getTask, .pause, .resume, .cancel, .cancelProducingResumeData, .answerChallenge, .resetBadge, .removeTasks,
-             .status, .sandboxed:
+        case .getTask, .pause, .resume, .cancel, .cancelProducingResumeData, .answerChallenge, .resetBadge,
+            .removeTasks,
+            .status, .sandboxed:
             return self
         }
     }
@@ -46,7 +49,8 @@ extension AgentReply {
         func n(_ key: String) -> String { SessionKey.name(of: key, app: app) }
         func shown(_ r: TaskRecord) -> TaskRecord { var r = r; r.session = n(r.session); return r }
         switch self {
-        case .session(let key, let created, let seq, let inbox): return .session(identifier: n(key), created: created, latestSeq: seq, inbox: inbox)
+        case .session(let key, let created, let seq, let inbox):
+            return .session(identifier: n(key), created: created, latestSeq: seq, inbox: inbox)
         case .tasks(let list): return .tasks(list.map(shown))
         case .task(let r): return .task(shown(r))
         case .sessionInfo(var info): info.identifier = n(info.identifier); return .sessionInfo(info)

@@ -6,7 +6,9 @@ public enum SizeText {
         // "2.0 MiB/s", as a rate is shown, reads back too: a space before the unit is dropped.
         var chars = Array(text.trimmingSpaces.lowercased())
         chars.indices.reversed().forEach { i in
-            if chars[i] == " " || chars[i] == "\u{00A0}", i + 1 < chars.count, chars[i + 1].isLetter { chars.remove(at: i) }
+            if chars[i] == " " || chars[i] == "\u{00A0}", i + 1 < chars.count, chars[i + 1].isLetter {
+                chars.remove(at: i)
+            }
         }
         var t = Substring(String(chars))
         if t.hasSuffix("/s") { t = t.dropLast(2) }
@@ -16,7 +18,9 @@ public enum SizeText {
             scale = Double(1 << (10 * power))
             t = t.dropLast()
         }
-        guard !t.isEmpty, t.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let n = Double(t) else { return nil }
+        guard !t.isEmpty, t.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let n = Double(t) else {
+            return nil
+        }
         let v = (n * scale).rounded()
         guard v >= 0, v < 9.2e18 else { return nil }
         return Int64(v)

@@ -22,15 +22,21 @@ public enum TaskDraft {
         let host = try DownloadURL.validate(url)
         var r = TaskRecord(session: "", url: url, host: host)
         if let dir = o.directory {
-            guard dir.hasPrefix("/") else { throw FerryError(.invalidDestination, "directory must be an absolute path: \(dir)") }
+            guard dir.hasPrefix("/") else {
+                throw FerryError(.invalidDestination, "directory must be an absolute path: \(dir)")
+            }
             guard look.writableFolder(dir) else {
                 throw FerryError(.invalidDestination, "destination folder \(dir) does not exist or is not writable")
             }
             r.directory = dir
         }
         if let out = o.output {
-            guard r.directory == nil else { throw FerryError(.invalidArgument, "give either directory or output, not both") }
-            guard out.hasPrefix("/") else { throw FerryError(.invalidDestination, "output must be an absolute path: \(out)") }
+            guard r.directory == nil else {
+                throw FerryError(.invalidArgument, "give either directory or output, not both")
+            }
+            guard out.hasPrefix("/") else {
+                throw FerryError(.invalidDestination, "output must be an absolute path: \(out)")
+            }
             let name = PathName.lastName(of: out)
             guard FileNaming.sanitize(name) == name, !out.hasSuffix("/") else {
                 throw FerryError(.invalidDestination, "output file name is not acceptable: \(out)")
@@ -53,7 +59,9 @@ public enum TaskDraft {
     }
 
     /// Several downloads, all or none; an error names the request it is about.
-    public static func downloads(_ requests: [(url: String, options: TaskOptions)], _ look: Lookups) throws -> [TaskRecord] {
+    public static func downloads(
+        _ requests: [(url: String, options: TaskOptions)], _ look: Lookups
+    ) throws -> [TaskRecord] {
         guard requests.count <= AgentCore.maxBatch else {
             throw FerryError(.invalidArgument, "at most \(AgentCore.maxBatch) tasks per call")
         }
@@ -78,11 +86,13 @@ public enum TaskDraft {
         r.kind = .upload
         try common(&r, o)
         switch o.resumable {
-        case nil, "auto"?: break   // found out by the first attempt
+        case nil, "auto"?: break  // found out by the first attempt
         case "none"?: r.resumable = ResumableProtocol.none
         case "tus"?: r.resumable = .tus
         case "ietf"?: r.resumable = .ietf
-        case let other?: throw FerryError(.invalidArgument, "option 'resumable' must be auto, tus, ietf or none, not '\(other.prefix(16))'")
+        case let other?:
+            throw FerryError(
+                .invalidArgument, "option 'resumable' must be auto, tus, ietf or none, not '\(other.prefix(16))'")
         }
         return r
     }
@@ -103,8 +113,8 @@ public enum TaskDraft {
         }
         if o.paused == true {
             r.state = .paused
-            r.retryAt = o.earliestBegin   // kept for ResumeTask: then it waits for its time
-        } else if let at = o.earliestBegin {   // waits for its time like a retry (the core arms the wake)
+            r.retryAt = o.earliestBegin  // kept for ResumeTask: then it waits for its time
+        } else if let at = o.earliestBegin {  // waits for its time like a retry (the core arms the wake)
             r.state = .waiting
             r.reason = .scheduled
             r.retryAt = at
@@ -115,12 +125,16 @@ public enum TaskDraft {
         }
         if let rate = o.maxRate { r.maxRate = rate }
         if let n = o.maxAttempts, n > 0 { r.maxAttempts = n }
-        if let t = o.timeout, t > 0 { r.deadline = Int64(t) * 1_000_000 }   // relative until the core dates it
+        if let t = o.timeout, t > 0 { r.deadline = Int64(t) * 1_000_000 }  // relative until the core dates it
         if let method = o.method {
             // The kind's default method (GET, PUT) or POST; the default is stored as nil.
             let m = method.uppercased(), standard = r.kind == .upload ? "PUT" : "GET"
             guard [standard, "POST"].contains(m) else {
-                throw FerryError(.invalidArgument, "a\(r.kind == .upload ? "n upload" : " download")'s method must be \(standard) or POST, not '\(m.prefix(16))'")
+                throw FerryError(
+                    .invalidArgument,
+                    "a\(r.kind == .upload ? "n upload" : " download")'s method must be \(standard) or POST, not "
+                        + "'\(m.prefix(16))'"
+                )
             }
             r.method = m == standard ? nil : m
         }

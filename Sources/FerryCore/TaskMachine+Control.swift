@@ -21,7 +21,9 @@ extension TaskMachine {
 
     /// A scheduled retry is due: back into the queue.
     public mutating func retryDue(now: Int64) -> [Action] {
-        guard record.state == .waiting, [.retry, .space, .proxy, .scheduled, .folder].contains(record.reason) else { return [] }
+        guard record.state == .waiting, [.retry, .space, .proxy, .scheduled, .folder].contains(record.reason) else {
+            return []
+        }
         move(to: .queued, now: now)
         return [.persist]
     }
@@ -41,12 +43,13 @@ extension TaskMachine {
         }
         switch answer {
         case .useCredential:
-            record.attempts += 1   // counts the credentials tried: previousFailures of the next challenge
+            record.attempts += 1  // counts the credentials tried: previousFailures of the next challenge
             move(to: .queued, now: now)
             return [.persist]
         case .reject:
-            return fail(name: "AuthenticationRequired", message: "server answered HTTP 401: authentication required",
-                        resumable: false, now: now)
+            return fail(
+                name: "AuthenticationRequired", message: "server answered HTTP 401: authentication required",
+                resumable: false, now: now)
         case .cancel:
             return try cancel(keepPartial: false, now: now)
         }
@@ -58,25 +61,30 @@ extension TaskMachine {
     /// yet. It waits as for a retry, so that a lookup lost with the agent (a crash) only delays it.
     public mutating func awaitRememberedCredential(now: Int64, lookupLimit: Int64 = 60_000_000) -> [Action] {
         guard record.state == .running else { return [] }
-        wait(.retry, error: "server answered HTTP 401: looking for a remembered credential", retryAt: now + lookupLimit, now: now)
+        wait(
+            .retry, error: "server answered HTTP 401: looking for a remembered credential", retryAt: now + lookupLimit,
+            now: now)
         return [.persist]
     }
 
     /// The keyring (or the session) had a credential: the next attempt sends it.
     public mutating func rememberedCredentialFound(now: Int64) -> [Action] {
         guard record.state == .waiting, record.reason == .retry else { return [] }
-        record.attempts += 1   // as for an app's answer: a second 401 tells the app one credential failed
+        record.attempts += 1  // as for an app's answer: a second 401 tells the app one credential failed
         move(to: .queued, now: now)
         return [.persist]
     }
 
     /// Nothing remembered: the 401 is answered as it would have been (a challenge, or a failure).
-    public mutating func noRememberedCredential(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
-                                                now: Int64, canChallenge: Bool) -> [Action] {
+    public mutating func noRememberedCredential(
+        _ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
+        now: Int64, canChallenge: Bool
+    ) -> [Action] {
         guard record.state == .waiting, record.reason == .retry else { return [] }
         record.state = .running
-        return transferEnded(outcome, backoff: backoff, resourceDeadline: resourceDeadline, now: now, random: 0,
-                             canChallenge: canChallenge)
+        return transferEnded(
+            outcome, backoff: backoff, resourceDeadline: resourceDeadline, now: now, random: 0,
+            canChallenge: canChallenge)
     }
 
     /// "Basic realm=\"x\", charset=…" → ("Basic", "x").
@@ -125,8 +133,9 @@ extension TaskMachine {
             move(to: .queued, now: now)
             record.error = nil; record.errorName = nil; record.attempts = 0
             return discard + [.persist]
-        case .waiting where record.reason == .space || record.reason == .retry || record.reason == .network || record.reason == .proxy
-                            || record.reason == .scheduled || record.reason == .folder:
+        case .waiting
+        where record.reason == .space || record.reason == .retry || record.reason == .network || record.reason == .proxy
+            || record.reason == .scheduled || record.reason == .folder:
             // The user says "try now" (space was freed, the cable is back; start it now): no waiting for a timer.
             move(to: .queued, now: now)
             record.attempts = 0

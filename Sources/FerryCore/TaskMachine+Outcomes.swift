@@ -8,18 +8,22 @@ extension TaskMachine {
     /// With `canChallenge` (a client listens to the session), a 401 asks the app for credentials
     /// instead of failing the task; a proxy's 407 too, or the user (`userAnswers`: the user's own
     /// task, answered with `ferry login`).
-    public mutating func transferEnded(_ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
-                                       now: Int64, random: Double, networkAvailable: Bool = true,
-                                       canChallenge: Bool = false, userAnswers: Bool = false,
-                                       spaceRecheck: Int64 = 30_000_000) -> [Action] {
-        guard record.state == .running else { return [] }   // paused/canceled meanwhile: nothing to do
+    public mutating func transferEnded(
+        _ outcome: TransferOutcome, backoff: Backoff, resourceDeadline: Int64?,
+        now: Int64, random: Double, networkAvailable: Bool = true,
+        canChallenge: Bool = false, userAnswers: Bool = false,
+        spaceRecheck: Int64 = 30_000_000
+    ) -> [Action] {
+        guard record.state == .running else { return [] }  // paused/canceled meanwhile: nothing to do
         record.updated = now
         if let step = uploadStep, let actions = resumableStepEnded(step, outcome, now: now) { return actions }
         if canChallenge, outcome.httpStatus == 401 {
             let (scheme, realm) = Self.parseChallenge(outcome.authenticate)
             let failures = record.attempts
-            wait(.credentials, error: "server answered HTTP 401: waiting for the app to answer the authentication challenge",
-                 retryAt: nil, now: now)
+            wait(
+                .credentials,
+                error: "server answered HTTP 401: waiting for the app to answer the authentication challenge",
+                retryAt: nil, now: now)
             // The host that asked: an upload resource or a redirect may be on another origin.
             let host = outcome.effectiveURL.flatMap(Origin.init)?.host ?? record.host
             return [.persist, .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures))]
@@ -29,17 +33,23 @@ extension TaskMachine {
         if let proxy = outcome.proxy, outcome.asksProxyCredentials, canChallenge || userAnswers {
             let (scheme, realm) = Self.parseChallenge(outcome.authenticate)
             let failures = record.attempts
-            wait(.credentials, error: "the proxy \(proxy) wants credentials (HTTP 407): waiting for them (ferry login \(record.id))",
-                 retryAt: nil, now: now)
+            wait(
+                .credentials,
+                error: "the proxy \(proxy) wants credentials (HTTP 407): waiting for them (ferry login \(record.id))",
+                retryAt: nil, now: now)
             let host = Origin(proxy)?.host ?? proxy
-            return [.persist, .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures, proxy: true))]
+            return [
+                .persist,
+                .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures, proxy: true)),
+            ]
         }
         switch FailureClassifier.classify(outcome) {
         case .success:
             if let expected = record.expected, record.received != expected {
-                return retry(message: "connection closed after \(record.received) of \(expected) bytes",
-                             progressed: outcome.bytesThisAttempt > 0, retryAfter: nil, reason: .retry,
-                             backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+                return retry(
+                    message: "connection closed after \(record.received) of \(expected) bytes",
+                    progressed: outcome.bytesThisAttempt > 0, retryAfter: nil, reason: .retry,
+                    backoff: backoff, deadline: resourceDeadline, now: now, random: random)
             }
             if record.expected == nil { record.expected = record.received }
             var actions: [Action] = [.emit(progressEvent(written: record.received - lastProgressBytes))]
@@ -60,12 +70,14 @@ extension TaskMachine {
             wait(.network, error: message, retryAt: nil, now: now)
             return [.persist]
         case .proxy(let message):
-            return retry(message: message, progressed: false, retryAfter: nil, reason: .proxy,
-                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+            return retry(
+                message: message, progressed: false, retryAfter: nil, reason: .proxy,
+                backoff: backoff, deadline: resourceDeadline, now: now, random: random)
         case .transient(let message):
-            return retry(message: message, progressed: outcome.bytesThisAttempt > 0,
-                         retryAfter: outcome.retryAfterSeconds, reason: .retry,
-                         backoff: backoff, deadline: resourceDeadline, now: now, random: random)
+            return retry(
+                message: message, progressed: outcome.bytesThisAttempt > 0,
+                retryAfter: outcome.retryAfterSeconds, reason: .retry,
+                backoff: backoff, deadline: resourceDeadline, now: now, random: random)
         case .diskFull(let message):
             return waitForSpace(message: message, recheck: spaceRecheck, now: now)
         case .rangeRejected(let message):
@@ -80,23 +92,30 @@ extension TaskMachine {
         }
     }
 
-    private mutating func retry(message: String, progressed: Bool, retryAfter: Int64?, reason: WaitReason,
-                                backoff: Backoff, deadline: Int64?, now: Int64, random: Double) -> [Action] {
+    private mutating func retry(
+        message: String, progressed: Bool, retryAfter: Int64?, reason: WaitReason,
+        backoff: Backoff, deadline: Int64?, now: Int64, random: Double
+    ) -> [Action] {
         // Progress since the last failure means the path works: start the backoff again.
         record.attempts = progressed ? 1 : record.attempts + 1
-        let delay = backoff.delayMilliseconds(attempt: record.attempts, retryAfterSeconds: retryAfter, random: random) * 1_000
+        let delay =
+            backoff.delayMilliseconds(attempt: record.attempts, retryAfterSeconds: retryAfter, random: random) * 1_000
         let resumable = record.received > 0 && record.resumeValidator != nil
         if let most = record.maxAttempts, record.attempts >= most {
-            return fail(name: "TooManyAttempts", message: "gave up after \(most) attempt\(most == 1 ? "" : "s") (last error: \(message))",
-                        resumable: resumable, now: now)
+            return fail(
+                name: "TooManyAttempts",
+                message: "gave up after \(most) attempt\(most == 1 ? "" : "s") (last error: \(message))",
+                resumable: resumable, now: now)
         }
         if let own = record.deadline, now + delay > own {
-            return fail(name: "TimedOut", message: "gave up: the task's timeout was reached (last error: \(message))",
-                        resumable: resumable, now: now)
+            return fail(
+                name: "TimedOut", message: "gave up: the task's timeout was reached (last error: \(message))",
+                resumable: resumable, now: now)
         }
         if let deadline, now + delay > deadline {
-            return fail(name: "TimedOut", message: "gave up: resource timeout reached (last error: \(message))",
-                        resumable: record.received > 0 && record.resumeValidator != nil, now: now)
+            return fail(
+                name: "TimedOut", message: "gave up: resource timeout reached (last error: \(message))",
+                resumable: record.received > 0 && record.resumeValidator != nil, now: now)
         }
         wait(reason, error: message, retryAt: now + delay, now: now)
         return [.persist, .scheduleRetry(atMicroseconds: now + delay)]
@@ -114,22 +133,25 @@ extension TaskMachine {
         end(.completed, now: now)
         if record.kind == .upload { return uploadCompleted(replyFile: file) }
         record.file = file
-        return [.persist, .emit(.finished(file: file, received: record.received)),
-                .emit(.completed(error: nil, errorName: nil, resumable: false))]
+        return [
+            .persist, .emit(.finished(file: file, received: record.received)),
+            .emit(.completed(error: nil, errorName: nil, resumable: false)),
+        ]
     }
 
     /// An upload the server took: its reply is in the inbox (nil: it could not be kept there,
     /// which does not undo the upload).
     mutating func uploadCompleted(replyFile: String?) -> [Action] {
         record.replyFile = replyFile
-        let reply = SessionEvent.uploaded(sent: record.received, replyFile: replyFile ?? "", status: record.replyStatus ?? 0,
-                                          cut: record.replyCut, headers: record.replyHeaders)
+        let reply = SessionEvent.uploaded(
+            sent: record.received, replyFile: replyFile ?? "", status: record.replyStatus ?? 0,
+            cut: record.replyCut, headers: record.replyHeaders)
         return [.persist, .emit(reply), .emit(.completed(error: nil, errorName: nil, resumable: false))]
     }
 
     /// Verifying or moving the file failed (destination unwritable).
     public mutating func finalizeFailed(name: String, message: String, now: Int64) -> [Action] {
-        if record.kind == .upload {   // the upload happened; only its reply is lost
+        if record.kind == .upload {  // the upload happened; only its reply is lost
             end(.completed, now: now)
             return uploadCompleted(replyFile: nil)
         }

@@ -42,10 +42,11 @@ extension TaskMachine {
         switch record.resumable {
         case nil: return plan(.discover)
         case .none?, .upgrade?:
-            guard record.uploadURL == nil else { return plan(.askOffset) }   // a 104 named one: .ietf soon
+            guard record.uploadURL == nil else { return plan(.askOffset) }  // a 104 named one: .ietf soon
             return TransferPlan(url: record.url, offset: 0, ifRange: nil, headers: plainHeaders())
         case .tus?, .ietf?:
-            return record.uploadURL == nil ? plan(.create(length: record.expected ?? 0, method: createMethod)) : plan(.askOffset)
+            return record.uploadURL == nil
+                ? plan(.create(length: record.expected ?? 0, method: createMethod)) : plan(.askOffset)
         }
     }
 
@@ -67,9 +68,9 @@ extension TaskMachine {
         let ietf = record.resumable != .tus
         var url = record.uploadURL ?? record.url
         switch step {
-        case .discover:   // OPTIONS to the task's URL asks; it claims no protocol
+        case .discover:  // OPTIONS to the task's URL asks; it claims no protocol
             url = record.url
-        case .create(let length, _):   // made at the task's URL, not the resource's
+        case .create(let length, _):  // made at the task's URL, not the resource's
             url = record.url
             headers["Upload-Length"] = String(length)
             if ietf { headers["Upload-Complete"] = "?0" } else { headers["Upload-Metadata"] = tusMetadata }
@@ -90,7 +91,8 @@ extension TaskMachine {
         }
         // An upload resource on another origin gets the bytes (as a 307 would), never the
         // app's credential headers.
-        var p = TransferPlan(url: url, offset: 0, ifRange: nil, headers: HeaderField.forRequest(headers, to: url, taskURL: record.url))
+        var p = TransferPlan(
+            url: url, offset: 0, ifRange: nil, headers: HeaderField.forRequest(headers, to: url, taskURL: record.url))
         p.upload = step
         return p
     }
@@ -107,7 +109,8 @@ extension TaskMachine {
     /// plain request under `upgrade` was sending: from now on the task resumes there.
     mutating func resourceAnnounced(_ location: String) -> [Action] {
         guard record.state == .running, uploadStep == nil, record.resumable == .upgrade,
-              let url = URL(string: location, relativeTo: URL(string: record.url)) else { return [] }
+            let url = URL(string: location, relativeTo: URL(string: record.url))
+        else { return [] }
         record.resumable = .ietf
         record.uploadURL = url.absoluteString
         return [.persist]
@@ -123,8 +126,12 @@ extension TaskMachine {
             guard ok || (outcome.curlCode == 22 && outcome.httpStatus >= 400) else { return nil }
             record.resumable = Self.discovered(outcome)
             if record.resumable == .tus, let max = outcome.tusMaxSize, let size = record.expected, size > max {
-                return fail(name: "Failed", message: "the server takes uploads of at most \(max) bytes (its Tus-Max-Size); this file is \(size) bytes",
-                            resumable: false, now: now)
+                return fail(
+                    name: "Failed",
+                    message:
+                        "the server takes uploads of at most \(max) bytes (its Tus-Max-Size); this file is \(size) "
+                        + "bytes",
+                    resumable: false, now: now)
             }
             let first = firstUploadPlan()
             uploadStep = first.upload
@@ -132,21 +139,26 @@ extension TaskMachine {
         case .create:
             guard ok else { return nil }
             guard let location = outcome.location,
-                  let url = URL(string: location, relativeTo: URL(string: outcome.effectiveURL ?? record.url)) else {
-                return fail(name: "Failed", message: "the server made no upload resource (no Location in its \(outcome.httpStatus) answer)",
-                            resumable: false, now: now)
+                let url = URL(string: location, relativeTo: URL(string: outcome.effectiveURL ?? record.url))
+            else {
+                return fail(
+                    name: "Failed",
+                    message: "the server made no upload resource (no Location in its \(outcome.httpStatus) answer)",
+                    resumable: false, now: now)
             }
             record.uploadURL = url.absoluteString
             return send(from: 0, now: now)
         case .askOffset:
-            if outcome.httpStatus == 404 || outcome.httpStatus == 410 {   // gone (expired): make a new one
+            if outcome.httpStatus == 404 || outcome.httpStatus == 410 {  // gone (expired): make a new one
                 record.uploadURL = nil
                 if record.resumable == .upgrade { record.resumable = .ietf }
                 return next(.create(length: record.expected ?? 0, method: createMethod), now: now)
             }
             guard ok else { return nil }
             guard let offset = outcome.uploadOffset, offset >= 0, offset <= (record.expected ?? .max) else {
-                return fail(name: "Failed", message: "the server's upload resource gave no usable Upload-Offset", resumable: false, now: now)
+                return fail(
+                    name: "Failed", message: "the server's upload resource gave no usable Upload-Offset",
+                    resumable: false, now: now)
             }
             if outcome.uploadComplete == true, record.resumable != .tus {
                 // It has every byte and answered the last request, but that answer was lost:
@@ -158,7 +170,8 @@ extension TaskMachine {
         case .send(let sent, let length):
             // 409: the server's offset is not ours; it says which (the draft requires it).
             if outcome.httpStatus == 409, let offset = outcome.uploadOffset, offset != sent, offset >= 0,
-               offset <= (record.expected ?? .max) {
+                offset <= (record.expected ?? .max)
+            {
                 return send(from: offset, now: now)
             }
             // Too large for the server (or a proxy before it): smaller requests, from its offset.
@@ -166,12 +179,15 @@ extension TaskMachine {
             guard ok else { return nil }
             patchSize.took(length, micros: now - stepStartedAt)
             let reached = outcome.uploadOffset ?? sent + length
-            if outcome.uploadOffset != nil { record.received = reached }   // what the server has
-            guard let size = record.expected, reached < size else { return nil }   // the last: the attempt's answer
+            if outcome.uploadOffset != nil { record.received = reached }  // what the server has
+            guard let size = record.expected, reached < size else { return nil }  // the last: the attempt's answer
             guard reached > sent || length == 0 else {
-                let why = "the server took none of \(length) bytes sent at offset \(sent) (its Upload-Offset stayed \(reached))"
-                return fail(name: "Failed", message: why,
-                            resumable: false, now: now)
+                let why =
+                    "the server took none of \(length) bytes sent at offset \(sent) (its Upload-Offset stayed "
+                    + "\(reached))"
+                return fail(
+                    name: "Failed", message: why,
+                    resumable: false, now: now)
             }
             return send(from: reached, now: now)
         }
@@ -201,6 +217,7 @@ extension TaskMachine {
 
     /// A PATCH of the file from `offset`, as large as PatchSize allows.
     private mutating func send(from offset: Int64, now: Int64) -> [Action] {
-        next(.send(offset: offset, length: min(patchSize.current, max(0, (record.expected ?? .max) - offset))), now: now)
+        next(
+            .send(offset: offset, length: min(patchSize.current, max(0, (record.expected ?? .max) - offset))), now: now)
     }
 }

@@ -126,9 +126,14 @@ public struct TaskMachine: Sendable {
         lastProgressBytes = offset
         requestedOffset = offset
         move(to: .running, now: now)
-        var plan = TransferPlan(url: record.url, offset: offset,
-                                ifRange: offset > 0 ? record.resumeValidator : nil, headers: record.headers)
-        if record.kind == .upload { plan = firstUploadPlan() } else { plan.decodesContent = ContentCoding.decodes(record) }
+        var plan = TransferPlan(
+            url: record.url, offset: offset,
+            ifRange: offset > 0 ? record.resumeValidator : nil, headers: record.headers)
+        if record.kind == .upload {
+            plan = firstUploadPlan()
+        } else {
+            plan.decodesContent = ContentCoding.decodes(record)
+        }
         decodesContent = plan.decodesContent
         uploadStep = plan.upload
         actions.append(.persist)
@@ -141,15 +146,20 @@ public struct TaskMachine: Sendable {
     public static func bodyDecision(status: Int, contentRangeStart: Int64?, requestedOffset: Int64) -> BodyDecision {
         guard status == 206 else { return .restartFromZero }
         guard let start = contentRangeStart, start == requestedOffset else {
-            return .reject("server sent a byte range starting at \(contentRangeStart.map(String.init) ?? "?") instead of \(requestedOffset)")
+            return .reject(
+                "server sent a byte range starting at \(contentRangeStart.map(String.init) ?? "?") instead of "
+                    + "\(requestedOffset)"
+            )
         }
         return .append
     }
 
     /// Response headers of the final response (after redirects) and the decision for its body.
-    public mutating func responseBegan(status: Int, contentRangeStart: Int64?, totalLength: Int64?,
-                                       etag: String?, lastModified: String?, suggestedName: String?,
-                                       contentEncoding: String? = nil, contentType: String? = nil) -> (BodyDecision, [Action]) {
+    public mutating func responseBegan(
+        status: Int, contentRangeStart: Int64?, totalLength: Int64?,
+        etag: String?, lastModified: String?, suggestedName: String?,
+        contentEncoding: String? = nil, contentType: String? = nil
+    ) -> (BodyDecision, [Action]) {
         var actions: [Action] = []
         let decoded = decodesContent && ContentCoding.isEncoded(contentEncoding)
         if decoded, ContentCoding.isLabelledFile(contentType: contentType, name: suggestedName) {
@@ -157,13 +167,16 @@ public struct TaskMachine: Sendable {
             record.keepsEncoding = true
             return (.reject("the server labels a compressed file as content-encoded: fetching it again as sent"), [])
         }
-        if decoded, requestedOffset > 0 {   // a range of encoded bytes cannot follow decoded ones
+        if decoded, requestedOffset > 0 {  // a range of encoded bytes cannot follow decoded ones
             return (.reject("the server encoded its answer to a range: fetching the whole file again"), [])
         }
-        let decision = Self.bodyDecision(status: status, contentRangeStart: contentRangeStart, requestedOffset: requestedOffset)
+        let decision = Self.bodyDecision(
+            status: status, contentRangeStart: contentRangeStart, requestedOffset: requestedOffset)
         if case .reject = decision { return (decision, []) }
         if decision == .append {
-            if requestedOffset > 0 { actions.append(.emit(.resumed(offset: requestedOffset, expected: totalLength ?? record.expected))) }
+            if requestedOffset > 0 {
+                actions.append(.emit(.resumed(offset: requestedOffset, expected: totalLength ?? record.expected)))
+            }
         } else {
             record.received = 0
             lastProgressBytes = 0

@@ -66,13 +66,15 @@ public struct TaskRecord: Sendable, Equatable {
     /// (see ContentCoding), learnt from a response and kept for later attempts.
     public var keepsEncoding = false
 
-    public init(id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
-                reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,
-                etag: String? = nil, lastModified: String? = nil, directory: String? = nil,
-                output: String? = nil, file: String? = nil, suggestedName: String? = nil,
-                sha256: String? = nil, description: String = "", headers: [String: String] = [:],
-                error: String? = nil, errorName: String? = nil, attempts: Int = 0,
-                retryAt: Int64? = nil, created: Int64 = 0, updated: Int64 = 0) {
+    public init(
+        id: Int64 = 0, session: String, url: String, host: String, state: TaskState = .queued,
+        reason: WaitReason? = nil, received: Int64 = 0, expected: Int64? = nil,
+        etag: String? = nil, lastModified: String? = nil, directory: String? = nil,
+        output: String? = nil, file: String? = nil, suggestedName: String? = nil,
+        sha256: String? = nil, description: String = "", headers: [String: String] = [:],
+        error: String? = nil, errorName: String? = nil, attempts: Int = 0,
+        retryAt: Int64? = nil, created: Int64 = 0, updated: Int64 = 0
+    ) {
         self.id = id; self.session = session; self.url = url; self.host = host
         self.state = state; self.reason = reason; self.received = received; self.expected = expected
         self.etag = etag; self.lastModified = lastModified; self.directory = directory

@@ -9,11 +9,11 @@ public enum TaskState: String, Sendable, CaseIterable, Codable {
 
 /// Why a `waiting` task is not transferring.
 public enum WaitReason: String, Sendable, Codable {
-    case network   // no network (or only a metered one the session may not use)
-    case retry     // a transient failure; the next attempt is scheduled
-    case space     // the disk is full; retried later
-    case credentials   // the server wants authentication; the app was asked (a challenge event)
-    case proxy     // the proxy for the URL refused or could not be reached; retried later
-    case folder    // the destination folder is gone (a drive pulled, a share down) or unwritable; the bytes are kept
-    case scheduled // created with an earliest-begin time still to come (iOS's earliestBeginDate)
+    case network  // no network (or only a metered one the session may not use)
+    case retry  // a transient failure; the next attempt is scheduled
+    case space  // the disk is full; retried later
+    case credentials  // the server wants authentication; the app was asked (a challenge event)
+    case proxy  // the proxy for the URL refused or could not be reached; retried later
+    case folder  // the destination folder is gone (a drive pulled, a share down) or unwritable; the bytes are kept
+    case scheduled  // created with an earliest-begin time still to come (iOS's earliestBeginDate)
 }

@@ -3,7 +3,8 @@
 extension StringProtocol {
     /// Without leading and trailing white space.
     public var trimmingSpaces: String {
-        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return String(self[first...last])
     }
 
@@ -14,7 +15,9 @@ extension StringProtocol {
         var it = utf8.makeIterator()
         while let b = it.next() {
             guard b == UInt8(ascii: "%") else { bytes.append(b); continue }
-            guard let high = it.next().flatMap(Self.hexDigit), let low = it.next().flatMap(Self.hexDigit) else { return nil }
+            guard let high = it.next().flatMap(Self.hexDigit), let low = it.next().flatMap(Self.hexDigit) else {
+                return nil
+            }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)

@@ -51,15 +51,18 @@ public struct TransferOutcome: Sendable, Equatable {
 
     /// The agent stopped an attempt that moved no byte for `seconds`.
     public static func stalled(seconds: Int64, bytesThisAttempt: Int64) -> TransferOutcome {
-        var o = TransferOutcome(curlCode: 0, curlMessage: "no data for \(seconds) s: the transfer stalled", httpStatus: 0,
-                                bytesThisAttempt: bytesThisAttempt)
+        var o = TransferOutcome(
+            curlCode: 0, curlMessage: "no data for \(seconds) s: the transfer stalled", httpStatus: 0,
+            bytesThisAttempt: bytesThisAttempt)
         o.stalledSeconds = seconds
         return o
     }
 
-    public init(curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
-                localErrno: Int32? = nil, localMessage: String? = nil, bytesThisAttempt: Int64 = 0,
-                authenticate: String? = nil) {
+    public init(
+        curlCode: Int, curlMessage: String = "", httpStatus: Int, retryAfterSeconds: Int64? = nil,
+        localErrno: Int32? = nil, localMessage: String? = nil, bytesThisAttempt: Int64 = 0,
+        authenticate: String? = nil
+    ) {
         self.localMessage = localMessage
         self.authenticate = authenticate
         self.curlCode = curlCode; self.curlMessage = curlMessage; self.httpStatus = httpStatus
@@ -80,10 +83,10 @@ extension TransferOutcome {
 /// are sorted into "try again" and "give up".
 public enum FailureClass: Sendable, Equatable {
     case success
-    case transient(String)          // retry with backoff
-    case diskFull(String)           // wait for space, retry later
-    case rangeRejected(String)      // the server refused our Range: restart from zero
-    case proxy(String)              // the proxy refused or could not be reached: retry with backoff
+    case transient(String)  // retry with backoff
+    case diskFull(String)  // wait for space, retry later
+    case rangeRejected(String)  // the server refused our Range: restart from zero
+    case proxy(String)  // the proxy refused or could not be reached: retry with backoff
     case permanent(name: String, message: String)
 }
 
@@ -102,7 +105,8 @@ public enum FailureClassifier {
                 return .permanent(name: "FileChanged", message: o.localMessage ?? "the file to upload changed")
             }
             // The shell's own words when it has them (which file, which operation).
-            return .permanent(name: "Failed", message: o.localMessage ?? "cannot write the download: \(describeErrno(e))")
+            return .permanent(
+                name: "Failed", message: o.localMessage ?? "cannot write the download: \(describeErrno(e))")
         }
         if let why = o.rejection { return .rangeRejected(why) }
         if let p = o.proxy, let why = proxyFailure(o, p) { return .proxy(why) }
@@ -111,8 +115,8 @@ public enum FailureClassifier {
             if (200..<300).contains(o.httpStatus) { return .success }
             return classifyStatus(o)
         }
-        if o.curlCode == 22 { return classifyStatus(o) }   // CURLE_HTTP_RETURNED_ERROR
-        if o.curlCode == 33 { return .rangeRejected("server refused the byte range") }   // CURLE_RANGE_ERROR
+        if o.curlCode == 22 { return classifyStatus(o) }  // CURLE_HTTP_RETURNED_ERROR
+        if o.curlCode == 33 { return .rangeRejected("server refused the byte range") }  // CURLE_RANGE_ERROR
         if transientCurl.contains(o.curlCode) {
             return .transient(o.curlMessage.isEmpty ? "network error (curl \(o.curlCode))" : o.curlMessage)
         }
@@ -120,9 +124,13 @@ public enum FailureClassifier {
             return .permanent(name: "TLSError", message: "TLS failure: \(o.curlMessage)")
         }
         if o.curlCode == 47 { return .permanent(name: "TooManyRedirects", message: "too many redirects") }
-        if o.curlCode == 1 { return .permanent(name: "UnsupportedScheme", message: "redirected to an unsupported protocol: \(o.curlMessage)") }
+        if o.curlCode == 1 {
+            return .permanent(
+                name: "UnsupportedScheme", message: "redirected to an unsupported protocol: \(o.curlMessage)")
+        }
         if o.curlCode == 3 { return .permanent(name: "InvalidURL", message: "malformed URL: \(o.curlMessage)") }
-        return .permanent(name: "Failed", message: o.curlMessage.isEmpty ? "transfer failed (curl \(o.curlCode))" : o.curlMessage)
+        return .permanent(
+            name: "Failed", message: o.curlMessage.isEmpty ? "transfer failed (curl \(o.curlCode))" : o.curlMessage)
     }
 
     /// The words for an attempt that failed at its proxy `p`, nil when the proxy was not the
@@ -133,7 +141,7 @@ public enum FailureClassifier {
         switch o.curlCode {
         case 5: return "cannot resolve the proxy \(p)\(detail)"
         case 7: return "cannot connect to the proxy \(p)\(detail)"
-        case 97: return "the proxy \(p) failed\(detail)"   // CURLE_PROXY: a SOCKS or HTTPS-proxy handshake
+        case 97: return "the proxy \(p) failed\(detail)"  // CURLE_PROXY: a SOCKS or HTTPS-proxy handshake
         default: break
         }
         if o.proxyConnectStatus == 407 || o.httpStatus == 407 {
@@ -149,7 +157,10 @@ public enum FailureClassifier {
         if s == 408 || s == 425 || s == 429 || (500..<600).contains(s) && s != 501 && s != 505 {
             return .transient("server answered HTTP \(s)")
         }
-        if s == 401 || s == 407 { return .permanent(name: "AuthenticationRequired", message: "server answered HTTP \(s): authentication required") }
+        if s == 401 || s == 407 {
+            return .permanent(
+                name: "AuthenticationRequired", message: "server answered HTTP \(s): authentication required")
+        }
         if s == 404 || s == 410 { return .permanent(name: "NotFound", message: "server answered HTTP \(s): not found") }
         return .permanent(name: "HTTPError", message: "server answered HTTP \(s)")
     }

@@ -13,12 +13,20 @@ public struct UploadCopyLimits: Sendable, Equatable {
     /// Refuses, naming the limit, a copy of `data` bytes when `owner` already holds `held`.
     public func admit(data: Int64, held: Int64, owner: String) throws {
         guard data <= perFileBytes else {
-            throw FerryError(.limitExceeded, "the file to upload holds \(SpaceReserve.mebibytes(data)) of data; "
-                + "a copy handed over by descriptor may hold at most \(SpaceReserve.mebibytes(perFileBytes)) (ferryd --upload-copy-max-mb)")
+            throw FerryError(
+                .limitExceeded,
+                "the file to upload holds \(SpaceReserve.mebibytes(data)) of data; "
+                    + "a copy handed over by descriptor may hold at most \(SpaceReserve.mebibytes(perFileBytes)) "
+                    + "(ferryd --upload-copy-max-mb)"
+            )
         }
         guard held + data <= perOwnerBytes else {
-            throw FerryError(.limitExceeded, "\(owner) already holds \(SpaceReserve.mebibytes(held)) in copies of files to upload; "
-                + "with this one it would exceed \(SpaceReserve.mebibytes(perOwnerBytes)) (ferryd --upload-copies-per-app-mb)")
+            throw FerryError(
+                .limitExceeded,
+                "\(owner) already holds \(SpaceReserve.mebibytes(held)) in copies of files to upload; "
+                    + "with this one it would exceed \(SpaceReserve.mebibytes(perOwnerBytes)) (ferryd "
+                    + "--upload-copies-per-app-mb)"
+            )
         }
     }
 }

@@ -24,9 +24,12 @@ struct DictionaryKeys {
                 throw GeneratorError("\(member): key \"\(item)\" of \(type) is not name:signature")
             }
             let optional = parts[1].hasSuffix("?")
-            return Key(name: parts[0], signature: optional ? String(parts[1].dropLast()) : parts[1], required: !optional)
+            return Key(
+                name: parts[0], signature: optional ? String(parts[1].dropLast()) : parts[1], required: !optional)
         }
-        guard Set(keys.map(\.name)).count == keys.count else { throw GeneratorError("\(member): \(type) lists a key twice") }
+        guard Set(keys.map(\.name)).count == keys.count else {
+            throw GeneratorError("\(member): \(type) lists a key twice")
+        }
     }
 
     /// The type's element: `[TaskInfo]` carries TaskInfo's keys.
@@ -35,26 +38,30 @@ struct DictionaryKeys {
     }
 
     func source() -> String {
-        let cases = keys.map { $0.caseName == $0.name ? "        case \($0.name)\n" : "        case \($0.caseName) = \"\($0.name)\"\n" }.joined()
+        let cases = keys.map {
+            $0.caseName == $0.name ? "        case \($0.name)\n" : "        case \($0.caseName) = \"\($0.name)\"\n"
+        }.joined()
         let signatures = keys.map { "            case .\($0.caseName): \"\($0.signature)\"\n" }.joined()
         let required = keys.filter(\.required).map { ".\($0.caseName)" }
+        let requiredCases = required.joined(separator: ", ")
+        let requiredBody = required.isEmpty ? "false" : "switch self { case \(requiredCases): true; default: false }"
         return """
-        extension \(type) {
-            /// The keys of its a{sv}, each with its D-Bus type (desktop/dev.ferry.Agent1.xml).
-            public enum Key: String, CaseIterable, Sendable, BusKey {
-        \(cases)
-                public var signature: String {
-                    switch self {
-        \(signatures)            }
-                }
-                /// Always sent by the agent (the others may be absent).
-                public var required: Bool {
-                    \(required.isEmpty ? "false" : "switch self { case \(required.joined(separator: ", ")): true; default: false }")
+            extension \(type) {
+                /// The keys of its a{sv}, each with its D-Bus type (desktop/dev.ferry.Agent1.xml).
+                public enum Key: String, CaseIterable, Sendable, BusKey {
+            \(cases)
+                    public var signature: String {
+                        switch self {
+            \(signatures)            }
+                    }
+                    /// Always sent by the agent (the others may be absent).
+                    public var required: Bool {
+                        \(requiredBody)
+                    }
                 }
             }
-        }
 
 
-        """
+            """
     }
 }

@@ -27,17 +27,23 @@ struct Interface {
             throw GeneratorError("the interface XML does not parse: \(message)")
         }
         defer { g_dbus_node_info_unref(node) }
-        guard let interface = Self.each(node.pointee.interfaces).first(where: { String(cString: $0.pointee.name) == wanted }) else {
+        guard
+            let interface = Self.each(node.pointee.interfaces).first(where: {
+                String(cString: $0.pointee.name) == wanted
+            })
+        else {
             throw GeneratorError("the XML has no interface \(wanted)")
         }
         name = wanted
         methods = Self.each(interface.pointee.methods).map { m in
-            Member(name: String(cString: m.pointee.name), inputs: Self.arguments(m.pointee.in_args),
-                   outputs: Self.arguments(m.pointee.out_args), annotations: Self.annotations(m.pointee.annotations))
+            Member(
+                name: String(cString: m.pointee.name), inputs: Self.arguments(m.pointee.in_args),
+                outputs: Self.arguments(m.pointee.out_args), annotations: Self.annotations(m.pointee.annotations))
         }
         signals = Self.each(interface.pointee.signals).map { s in
-            Member(name: String(cString: s.pointee.name), inputs: Self.arguments(s.pointee.args), outputs: [],
-                   annotations: Self.annotations(s.pointee.annotations))
+            Member(
+                name: String(cString: s.pointee.name), inputs: Self.arguments(s.pointee.args), outputs: [],
+                annotations: Self.annotations(s.pointee.annotations))
         }
     }
 
@@ -51,13 +57,17 @@ struct Interface {
 
     private static func arguments(_ list: UnsafeMutablePointer<UnsafeMutablePointer<GDBusArgInfo>?>?) -> [Argument] {
         each(list).map { a in
-            Argument(name: String(cString: a.pointee.name), signature: String(cString: a.pointee.signature),
-                     annotations: annotations(a.pointee.annotations))
+            Argument(
+                name: String(cString: a.pointee.name), signature: String(cString: a.pointee.signature),
+                annotations: annotations(a.pointee.annotations))
         }
     }
 
-    private static func annotations(_ list: UnsafeMutablePointer<UnsafeMutablePointer<GDBusAnnotationInfo>?>?) -> [String: String] {
-        Dictionary(each(list).map { (String(cString: $0.pointee.key), String(cString: $0.pointee.value)) }) { a, _ in a }
+    private static func annotations(
+        _ list: UnsafeMutablePointer<UnsafeMutablePointer<GDBusAnnotationInfo>?>?
+    ) -> [String: String] {
+        Dictionary(each(list).map { (String(cString: $0.pointee.key), String(cString: $0.pointee.value)) }) { a, _ in a
+        }
     }
 }
 

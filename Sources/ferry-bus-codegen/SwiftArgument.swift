@@ -30,7 +30,10 @@ struct SwiftArgument {
         case (_?, nil, _):
             throw GeneratorError("\(member), argument \(a.name): \(Self.typeKey) needs \(Self.codecKey) too")
         case (nil, _, nil):
-            throw GeneratorError("\(member), argument \(a.name) (\(a.signature)): no plain Swift type; annotate \(Self.typeKey) and \(Self.codecKey)")
+            throw GeneratorError(
+                "\(member), argument \(a.name) (\(a.signature)): no plain Swift type; annotate \(Self.typeKey) and "
+                    + "\(Self.codecKey)"
+            )
         }
     }
 

@@ -11,8 +11,10 @@ enum About {
         adw_about_window_set_application_icon(w, applicationID)
         adw_about_window_set_version(w, FerryRelease.version)
         adw_about_window_set_developer_name(w, "The Ferry developers")
-        adw_about_window_set_comments(w, "Background transfers that survive crashes and reboots, "
-                                         + "and go on at the next login.")
+        adw_about_window_set_comments(
+            w,
+            "Background transfers that survive crashes and reboots, "
+                + "and go on at the next login.")
         adw_about_window_set_license_type(w, GTK_LICENSE_APACHE_2_0)
         adw_about_window_set_website(w, "https://ferry.dev/")
         gtk_window_set_transient_for(cast(about), cast(parent))

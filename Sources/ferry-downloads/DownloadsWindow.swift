@@ -44,13 +44,16 @@ final class DownloadsWindow {
             send(AgentCalls.clearFinished(session: "")) { _ in }
         }
         action(map, app, "about", keys: []) { [unowned self] in About.show(over: window) }
-        action(UnsafeMutableRawPointer(app), app, "quit", scope: "app", keys: ["<Control>q"]) { g_application_quit(cast(app)) }
+        action(UnsafeMutableRawPointer(app), app, "quit", scope: "app", keys: ["<Control>q"]) {
+            g_application_quit(cast(app))
+        }
 
         gtk_entry_set_placeholder_text(cast(entry), "Paste or drop a URL to download it")
         Accessible.label(entry, "URL to download")
         gtk_widget_set_hexpand(entry, 1)
         on(UnsafeMutableRawPointer(entry), "activate") { [unowned self] in downloadFromEntry() }
-        let bar = Make.box(false, spacing: 6, [entry, Make.button("Download") { [unowned self] in downloadFromEntry() }])
+        let bar = Make.box(
+            false, spacing: 6, [entry, Make.button("Download") { [unowned self] in downloadFromEntry() }])
         Make.margins(bar, 6, 12)
 
         gtk_stack_add_named(cast(stack), listView(), "list")
@@ -66,7 +69,9 @@ final class DownloadsWindow {
         // A URL dropped anywhere on the window starts a download.
         let drop = gtk_drop_target_new(GTypes.string, GDK_ACTION_COPY)!
         onDroppedText(UnsafeMutableRawPointer(drop)) { [unowned self] text in
-            guard let url = text.split(whereSeparator: \.isNewline).map(String.init).first(where: Self.isURL) else { return false }
+            guard let url = text.split(whereSeparator: \.isNewline).map(String.init).first(where: Self.isURL) else {
+                return false
+            }
             download(url)
             return true
         }
@@ -77,7 +82,7 @@ final class DownloadsWindow {
         }
         list.onCountsChanged = { [unowned self] in
             gtk_stack_set_visible_child_name(cast(stack), list.model.count == 0 ? "empty" : "list")
-            gtk_widget_set_sensitive(clearButton, list.endedCount > 0 ? 1 : 0)   // nothing to clear: not clickable
+            gtk_widget_set_sensitive(clearButton, list.endedCount > 0 ? 1 : 0)  // nothing to clear: not clickable
         }
         list.reload()
     }
@@ -103,7 +108,9 @@ final class DownloadsWindow {
 
     private func showPreferences() {
         guard let settings else {
-            say("The settings schema dev.ferry.Agent is not installed (install Ferry's package, or run desktop/install)")
+            say(
+                "The settings schema dev.ferry.Agent is not installed (install Ferry's package, or run desktop/install)"
+            )
             return
         }
         if preferences == nil { preferences = PreferencesWindow(parent: window, store: settings) }
@@ -138,8 +145,9 @@ final class DownloadsWindow {
         }
         on(UnsafeMutableRawPointer(factory), "bind") { [unowned self] item in
             guard let child = gtk_list_item_get_child(OpaquePointer(item)),
-                  let data = g_object_get_data(cast(child), "ferry-row"),
-                  let object = gtk_list_item_get_item(OpaquePointer(item)) else { return }
+                let data = g_object_get_data(cast(child), "ferry-row"),
+                let object = gtk_list_item_get_item(OpaquePointer(item))
+            else { return }
             let row = Unmanaged<TaskRowView>.fromOpaque(data).takeUnretainedValue()
             let position = PositionModel.position(of: object)
             row.position = position
@@ -148,13 +156,14 @@ final class DownloadsWindow {
         }
         on(UnsafeMutableRawPointer(factory), "unbind") { [unowned self] item in
             guard let child = gtk_list_item_get_child(OpaquePointer(item)),
-                  let data = g_object_get_data(cast(child), "ferry-row") else { return }
+                let data = g_object_get_data(cast(child), "ferry-row")
+            else { return }
             let row = Unmanaged<TaskRowView>.fromOpaque(data).takeUnretainedValue()
             if let position = row.position, boundRows[position] === row { boundRows[position] = nil }
             row.position = nil
         }
         list.onRowChanged = { [unowned self] position in boundRows[position]?.bind(list.row(at: position)) }
-        g_object_ref(list.model.object)   // the selection model takes one reference
+        g_object_ref(list.model.object)  // the selection model takes one reference
         let selection = gtk_no_selection_new(list.model.listModel)
         let view = gtk_list_view_new(cast(selection), factory)!
         gtk_list_view_set_show_separators(cast(view), 1)
@@ -172,8 +181,10 @@ final class DownloadsWindow {
         let page = adw_status_page_new()!
         adw_status_page_set_icon_name(cast(page), "folder-download-symbolic")
         adw_status_page_set_title(cast(page), "No Downloads Yet")
-        adw_status_page_set_description(cast(page), "Paste or drop a link above to download it. "
-                                        + "Downloads from apps show up here too.")
+        adw_status_page_set_description(
+            cast(page),
+            "Paste or drop a link above to download it. "
+                + "Downloads from apps show up here too.")
         return page
     }
 
@@ -196,7 +207,7 @@ final class DownloadsWindow {
 
     static func isURL(_ s: String) -> Bool {
         guard let u = URL(string: s.trimmingSpaces), let scheme = u.scheme?.lowercased() else { return false }
-        return ["http", "https"].contains(scheme) && u.host != nil   // what the agent downloads
+        return ["http", "https"].contains(scheme) && u.host != nil  // what the agent downloads
     }
 
     private func downloadFromEntry() {
@@ -208,7 +219,9 @@ final class DownloadsWindow {
 
     private func download(_ url: String, _ options: TaskOptions = TaskOptions(), then: @escaping () -> Void = {}) {
         send(AgentCalls.openUserSession) { [weak self] _ in
-            self?.send(AgentCalls.createDownload(session: BusNames.cliSession, url: url, options: options)) { _ in then() }
+            self?.send(AgentCalls.createDownload(session: BusNames.cliSession, url: url, options: options)) { _ in
+                then()
+            }
         }
     }
 
@@ -217,11 +230,14 @@ final class DownloadsWindow {
     private func cancelWithUndo(_ t: TaskInfo) {
         let wasPaused = t.state == .paused
         send(AgentCalls.pause(task: t.id)) { _ in }
-        toast.show("Canceled “\(RowText.name(t))”", commit: { [weak self] in
-            self?.send(AgentCalls.cancel(task: t.id)) { _ in }
-        }, undo: { [weak self] in
-            if !wasPaused { self?.send(AgentCalls.resume(task: t.id)) { _ in } }
-        })
+        toast.show(
+            "Canceled “\(RowText.name(t))”",
+            commit: { [weak self] in
+                self?.send(AgentCalls.cancel(task: t.id)) { _ in }
+            },
+            undo: { [weak self] in
+                if !wasPaused { self?.send(AgentCalls.resume(task: t.id)) { _ in } }
+            })
     }
 
     /// A failed download again, from the start, as the user's own download; the failed row goes.
@@ -245,15 +261,19 @@ final class DownloadsWindow {
     /// A file with the desktop's default app for it, through GIO.
     private func open(file: String) {
         guard let uri = uri(file) else { return }
-        guard FileManager.default.fileExists(atPath: file) else { say("\(file) is no longer there (moved or deleted)"); return }
+        guard FileManager.default.fileExists(atPath: file) else {
+            say("\(file) is no longer there (moved or deleted)"); return
+        }
         let context = gdk_display_get_app_launch_context(gdk_display_get_default())
-        g_app_info_launch_default_for_uri_async(uri, cast(context), nil, { _, result, _ in
-            var error: UnsafeMutablePointer<GError>?
-            if g_app_info_launch_default_for_uri_finish(result, &error) == 0 {
-                fputs("ferry-downloads: cannot open: \(String(cString: error!.pointee.message))\n", stderr)
-                g_clear_error(&error)
-            }
-        }, nil)
+        g_app_info_launch_default_for_uri_async(
+            uri, cast(context), nil,
+            { _, result, _ in
+                var error: UnsafeMutablePointer<GError>?
+                if g_app_info_launch_default_for_uri_finish(result, &error) == 0 {
+                    fputs("ferry-downloads: cannot open: \(String(cString: error!.pointee.message))\n", stderr)
+                    g_clear_error(&error)
+                }
+            }, nil)
         g_object_unref(cast(context))
     }
 
@@ -261,9 +281,11 @@ final class DownloadsWindow {
     private func showInFolder(_ t: TaskInfo) {
         guard let file = t.file, let fileURI = uri(file) else { return }
         let folder = PathName.folder(of: file)
-        client.sendRaw(destination: "org.freedesktop.FileManager1", path: "/org/freedesktop/FileManager1",
-                       interface: "org.freedesktop.FileManager1", method: "ShowItems",
-                       args: [.strings([fileURI]), .string("")]) { [weak self] result in
+        client.sendRaw(
+            destination: "org.freedesktop.FileManager1", path: "/org/freedesktop/FileManager1",
+            interface: "org.freedesktop.FileManager1", method: "ShowItems",
+            args: [.strings([fileURI]), .string("")]
+        ) { [weak self] result in
             guard case .failure = result, let self, let folderURI = uri(folder) else { return }
             let context = gdk_display_get_app_launch_context(gdk_display_get_default())
             g_app_info_launch_default_for_uri_async(folderURI, cast(context), nil, nil, nil)

@@ -27,37 +27,49 @@ func on(_ object: UnsafeMutableRawPointer, _ signal: String, _ handler: @escapin
 
 /// A window's "close-request": `handler` runs, and the window closes.
 func onCloseRequest(_ window: UnsafeMutableRawPointer, _ handler: @escaping () -> Void) {
-    let c: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, user in Box<() -> Void>.peek(user!)(); return 0 }
-    g_signal_connect_data(window, "close-request", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+    let c: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, user in
+        Box<() -> Void>.peek(user!)(); return 0
+    }
+    g_signal_connect_data(
+        window, "close-request", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
 }
 
 /// A list view's "activate" (Enter, or a double click on an activatable row): the row's position.
 func onActivated(_ view: UnsafeMutableRawPointer, _ handler: @escaping (UInt32) -> Void) {
-    let c: @convention(c) (gpointer?, guint, gpointer?) -> Void = { _, position, user in Box<(UInt32) -> Void>.peek(user!)(position) }
-    g_signal_connect_data(view, "activate", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+    let c: @convention(c) (gpointer?, guint, gpointer?) -> Void = { _, position, user in
+        Box<(UInt32) -> Void>.peek(user!)(position)
+    }
+    g_signal_connect_data(
+        view, "activate", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
 }
 
 /// A window or application action ("win.NAME", "app.NAME") and its keyboard shortcuts.
-func action(_ map: UnsafeMutableRawPointer, _ app: UnsafeMutablePointer<GtkApplication>, _ name: String,
-            scope: String = "win", keys: [String], _ handler: @escaping () -> Void) {
+func action(
+    _ map: UnsafeMutableRawPointer, _ app: UnsafeMutablePointer<GtkApplication>, _ name: String,
+    scope: String = "win", keys: [String], _ handler: @escaping () -> Void
+) {
     let a = g_simple_action_new(name, nil)!
     let c: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, user in Box<() -> Void>.peek(user!)() }
-    g_signal_connect_data(UnsafeMutableRawPointer(a), "activate", unsafeBitCast(c, to: GCallback.self), Box.retained(handler),
-                          release, GConnectFlags(0))
+    g_signal_connect_data(
+        UnsafeMutableRawPointer(a), "activate", unsafeBitCast(c, to: GCallback.self), Box.retained(handler),
+        release, GConnectFlags(0))
     g_action_map_add_action(cast(map), cast(a))
     g_object_unref(cast(a))
     var accels = keys.map { strdup($0) } + [nil]
-    gtk_application_set_accels_for_action(app, "\(scope).\(name)", accels.withUnsafeMutableBufferPointer { cast($0.baseAddress!) })
+    gtk_application_set_accels_for_action(
+        app, "\(scope).\(name)", accels.withUnsafeMutableBufferPointer { cast($0.baseAddress!) })
     for p in accels { free(p) }
 }
 
 /// A GtkDropTarget's "drop" with a string value; the handler says whether it took the drop.
 func onDroppedText(_ target: UnsafeMutableRawPointer, _ handler: @escaping (String) -> Bool) {
-    let c: @convention(c) (gpointer?, UnsafePointer<GValue>?, Double, Double, gpointer?) -> gboolean = { _, value, _, _, user in
+    let c: @convention(c) (gpointer?, UnsafePointer<GValue>?, Double, Double, gpointer?) -> gboolean = {
+        _, value, _, _, user in
         guard let value, let s = g_value_get_string(value) else { return 0 }
         return Box<(String) -> Bool>.peek(user!)(String(cString: s)) ? 1 : 0
     }
-    g_signal_connect_data(target, "drop", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
+    g_signal_connect_data(
+        target, "drop", unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release, GConnectFlags(0))
 }
 
 /// Small constructors that keep the window's layout code readable.

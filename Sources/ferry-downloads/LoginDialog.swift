@@ -35,7 +35,8 @@ final class LoginDialog {
         gtk_widget_add_css_class(login, "suggested-action")
         let buttons = Make.box(false, spacing: 6, [cancel, login])
         gtk_widget_set_halign(buttons, GTK_ALIGN_END)
-        let content = Make.box(true, spacing: 12, [why, Make.label("User"), user, Make.label("Password"), password, buttons])
+        let content = Make.box(
+            true, spacing: 12, [why, Make.label("User"), user, Make.label("Password"), password, buttons])
         Make.margins(content, 18, 18)
         gtk_window_set_child(cast(window), content)
         // The dialog lives as long as its window (closed, or destroyed after an answer).

@@ -51,8 +51,9 @@ final class PositionModel {
             i.pointee.get_item = { model, position in
                 guard position < PositionModel.count(model) else { return nil }
                 let item = g_object_new_with_properties(GTypes.object, 0, nil, nil)
-                g_object_set_data(item, "ferry-position",
-                                  UnsafeMutableRawPointer(bitPattern: Int(position) + 1))
+                g_object_set_data(
+                    item, "ferry-position",
+                    UnsafeMutableRawPointer(bitPattern: Int(position) + 1))
                 return UnsafeMutableRawPointer(item)
             }
         }

@@ -22,7 +22,7 @@ final class PreferencesWindow {
         gtk_window_set_title(cast(window), "Preferences")
         gtk_window_set_transient_for(cast(window), cast(parent))
         gtk_window_set_hide_on_close(cast(window), 1)
-        adw_preferences_window_set_search_enabled(cast(window), 0)   // eight settings: nothing to search
+        adw_preferences_window_set_search_enabled(cast(window), 0)  // eight settings: nothing to search
 
         // The folder: typed (applied when typing pauses, if it is a folder: an absolute path, as
         // `ferry config set` checks it; empty for the XDG one) or chosen. A row the page's whole
@@ -31,23 +31,34 @@ final class PreferencesWindow {
         let choose = Make.iconButton("folder-open-symbolic", "Choose Folder…") { [unowned self] in chooseFolder() }
         gtk_widget_set_valign(choose, GTK_ALIGN_CENTER)
         adw_entry_row_add_suffix(cast(folder), choose)
-        g_settings_bind(cast(store.settings), Setting.downloadFolder.rawValue, cast(folder), "text", G_SETTINGS_BIND_GET)
+        g_settings_bind(
+            cast(store.settings), Setting.downloadFolder.rawValue, cast(folder), "text", G_SETTINGS_BIND_GET)
         on(UnsafeMutableRawPointer(folder), "changed") { [unowned self] in folderEdited() }
         if let text = gtk_editable_get_delegate(cast(folder)) { Accessible.label(cast(text), "Download folder") }
 
         let page = adw_preferences_page_new()!
-        let files = group("Files", [folder, row("Keep ended downloads in the list", "Days; 0 keeps them for ever",
-                                                spin(.keepEndedDays))])
-        let transfers = group("Transfers", [
-            row("Transfers at once", nil, spin(.maxTransfers)),
-            row("Transfers at once to one server", nil, spin(.maxPerHost)),
-            row("Download limit", "KiB/s; 0 for none", spin(.downloadLimit, kibibytes: true)),
-            row("Upload limit", "KiB/s; 0 for none", spin(.uploadLimit, kibibytes: true)),
-            row("Use metered connections", "Mobile data, a hotspot", toggle(.allowMetered)),
-        ])
-        let popups = group("Notifications", [
-            row("Notification popups", "Say when a download completes or fails", toggle(.popups)),
-        ])
+        let files = group(
+            "Files",
+            [
+                folder,
+                row(
+                    "Keep ended downloads in the list", "Days; 0 keeps them for ever",
+                    spin(.keepEndedDays)),
+            ])
+        let transfers = group(
+            "Transfers",
+            [
+                row("Transfers at once", nil, spin(.maxTransfers)),
+                row("Transfers at once to one server", nil, spin(.maxPerHost)),
+                row("Download limit", "KiB/s; 0 for none", spin(.downloadLimit, kibibytes: true)),
+                row("Upload limit", "KiB/s; 0 for none", spin(.uploadLimit, kibibytes: true)),
+                row("Use metered connections", "Mobile data, a hotspot", toggle(.allowMetered)),
+            ])
+        let popups = group(
+            "Notifications",
+            [
+                row("Notification popups", "Say when a download completes or fails", toggle(.popups))
+            ])
         for g in [files, transfers, popups] { adw_preferences_page_add(cast(page), cast(g)) }
         adw_preferences_window_add(cast(window), cast(page))
     }
@@ -67,7 +78,7 @@ final class PreferencesWindow {
         if let subtitle { adw_action_row_set_subtitle(cast(r), subtitle) }
         gtk_widget_set_valign(control, GTK_ALIGN_CENTER)
         adw_action_row_add_suffix(cast(r), control)
-        adw_action_row_set_activatable_widget(cast(r), control)   // libadwaita names the control after the row
+        adw_action_row_set_activatable_widget(cast(r), control)  // libadwaita names the control after the row
         return r
     }
 
@@ -87,7 +98,8 @@ final class PreferencesWindow {
             let set: GSettingsBindSetMapping = { value, _, _ in
                 g_variant_new_int64(gint64((g_value_get_double(value) * 1024).rounded()))
             }
-            g_settings_bind_with_mapping(cast(store.settings), key, cast(s), "value", G_SETTINGS_BIND_DEFAULT, get, set, nil, nil)
+            g_settings_bind_with_mapping(
+                cast(store.settings), key, cast(s), "value", G_SETTINGS_BIND_DEFAULT, get, set, nil, nil)
         } else {
             g_settings_bind(cast(store.settings), key, cast(s), "value", G_SETTINGS_BIND_DEFAULT)
         }
@@ -104,12 +116,14 @@ final class PreferencesWindow {
     private func folderEdited() {
         if folderTimer != 0 { g_source_remove(folderTimer) }
         // The timer owns a weak reference to the window (released when the timer goes).
-        folderTimer = g_timeout_add_full(G_PRIORITY_DEFAULT, 700, { me in
-            guard let window = Box<Weak<PreferencesWindow>>.peek(me!).object else { return 0 }
-            window.folderTimer = 0
-            window.applyFolder()
-            return 0
-        }, Box.retained(Weak(self)), Box<Weak<PreferencesWindow>>.release)
+        folderTimer = g_timeout_add_full(
+            G_PRIORITY_DEFAULT, 700,
+            { me in
+                guard let window = Box<Weak<PreferencesWindow>>.peek(me!).object else { return 0 }
+                window.folderTimer = 0
+                window.applyFolder()
+                return 0
+            }, Box.retained(Weak(self)), Box<Weak<PreferencesWindow>>.release)
     }
 
     private func applyFolder() {
@@ -138,11 +152,13 @@ final class PreferencesWindow {
     }
 
     private func chooseFolder() {
-        let chooser = gtk_file_chooser_native_new("Download folder", cast(window), GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
-                                                  "Select", "Cancel")!
+        let chooser = gtk_file_chooser_native_new(
+            "Download folder", cast(window), GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER,
+            "Select", "Cancel")!
         on(UnsafeMutableRawPointer(chooser), "response") { [unowned self] response in
             if Int32(Int(bitPattern: response)) == GTK_RESPONSE_ACCEPT.rawValue,
-               let file = gtk_file_chooser_get_file(cast(chooser)), let path = g_file_get_path(file) {
+                let file = gtk_file_chooser_get_file(cast(chooser)), let path = g_file_get_path(file)
+            {
                 apply(.downloadFolder, String(cString: path))
                 g_free(path)
                 g_object_unref(cast(file))

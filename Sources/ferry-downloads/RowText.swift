@@ -26,7 +26,9 @@ enum RowText {
 
     /// "3.2 MB of 10 MB · 1.1 MiB/s · 6 s left", or why the task waits.
     static func active(_ t: TaskInfo, speed: Double?) -> String {
-        let amount = (t.kind == .upload ? "Sent " : "") + (t.expected.map { "\(bytes(t.received)) of \(bytes($0))" } ?? bytes(t.received))
+        let amount =
+            (t.kind == .upload ? "Sent " : "")
+            + (t.expected.map { "\(bytes(t.received)) of \(bytes($0))" } ?? bytes(t.received))
         switch t.state {
         case .queued: return "Queued · \(amount)"
         case .paused: return "Paused · \(amount)"
@@ -60,9 +62,11 @@ enum RowText {
         case .failed: return "Failed: " + (t.error ?? "unknown error")
         case .canceled: return "Canceled"
         default:
-            if t.kind == .upload {   // "Sent 1.0 MB to example.org · answered 201 · today 14:03"
-                let answer = t.replyStatus.map { ["answered \($0)" + (t.replyCut ? " (reply cut at 1 MiB)" : "")] } ?? []
-                return (["Sent \(bytes(t.received)) to \(host(t.url))"] + answer + [when(t.updated)]).joined(separator: " · ")
+            if t.kind == .upload {  // "Sent 1.0 MB to example.org · answered 201 · today 14:03"
+                let answer =
+                    t.replyStatus.map { ["answered \($0)" + (t.replyCut ? " (reply cut at 1 MiB)" : "")] } ?? []
+                return (["Sent \(bytes(t.received)) to \(host(t.url))"] + answer + [when(t.updated)]).joined(
+                    separator: " · ")
             }
             let folder = t.file.map { PathName.lastName(of: PathName.folder(of: $0)) } ?? ""
             return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")

@@ -59,7 +59,8 @@ final class TaskList {
 
     /// The row at a position, or nil while its page is on its way (asked for here).
     func row(at position: Int) -> Row? {
-        let (section, offset) = position < activeCount ? (TaskSection.active, position) : (.ended, position - activeCount)
+        let (section, offset) =
+            position < activeCount ? (TaskSection.active, position) : (.ended, position - activeCount)
         let key = PageKey(section: section, index: offset / Self.pageSize)
         guard let page = pages[key] else { request(key); return nil }
         guard offset % Self.pageSize < page.count else { return nil }
@@ -88,8 +89,11 @@ final class TaskList {
     private func request(_ key: PageKey) {
         guard requested.insert(key).inserted else { return }
         let asked = generation
-        client.send(AgentCalls.listTaskRowsSection(session: "", section: key.section, offset: key.index * Self.pageSize,
-                                                     limit: Self.pageSize)) { [weak self] result in
+        client.send(
+            AgentCalls.listTaskRowsSection(
+                session: "", section: key.section, offset: key.index * Self.pageSize,
+                limit: Self.pageSize)
+        ) { [weak self] result in
             guard let self, asked == generation else { return }
             guard case .success(let rows) = result else { requested.remove(key); return }
             pages[key] = rows
@@ -134,20 +138,24 @@ final class TaskList {
     private func armFlush() {
         guard !flushArmed else { return }
         flushArmed = true
-        g_timeout_add_full(G_PRIORITY_DEFAULT, 150, { user in
-            Box<TaskList>.peek(user!).flush()
-            return 0
-        }, Box.retained(self), Box<TaskList>.release)
+        g_timeout_add_full(
+            G_PRIORITY_DEFAULT, 150,
+            { user in
+                Box<TaskList>.peek(user!).flush()
+                return 0
+            }, Box.retained(self), Box<TaskList>.release)
     }
 
     private func flush() {
         flushArmed = false
         let changes = changed
         changed = [:]
-        let rowsMove = removed || changes.contains { id, state in
-            guard let at = locate(id) else { return true }   // new, or not on screen: counts may change
-            return (at.key.section == .active) == state.isFinal
-        }
+        let rowsMove =
+            removed
+            || changes.contains { id, state in
+                guard let at = locate(id) else { return true }  // new, or not on screen: counts may change
+                return (at.key.section == .active) == state.isFinal
+            }
         removed = false
         if rowsMove { reload(); return }
         for id in changes.keys {

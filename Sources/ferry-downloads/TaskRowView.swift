@@ -34,7 +34,7 @@ final class TaskRowView {
         gtk_label_set_ellipsize(cast(name), PANGO_ELLIPSIZE_MIDDLE)
         gtk_label_set_ellipsize(cast(detail), PANGO_ELLIPSIZE_END)
         gtk_widget_set_margin_top(header, 12)
-        gtk_widget_set_margin_start(header, 12)   // in line with the rows' text
+        gtk_widget_set_margin_start(header, 12)  // in line with the rows' text
         let text = Make.box(true, spacing: 4, [name, progress, detail])
         gtk_widget_set_hexpand(text, 1)
         gtk_widget_set_valign(text, GTK_ALIGN_CENTER)
@@ -45,14 +45,20 @@ final class TaskRowView {
         // One way forward a state: a queued or running task can be paused; a paused one resumed;
         // a waiting one tried (or started) now, which is what Resume does to it.
         let active: (TaskInfo) -> Bool = { !$0.state.isFinal }
-        add(row, "media-playback-pause-symbolic", "Pause", actions.pause) { $0.state == .queued || $0.state == .running }
+        add(row, "media-playback-pause-symbolic", "Pause", actions.pause) {
+            $0.state == .queued || $0.state == .running
+        }
         add(row, "media-playback-start-symbolic", "Resume", actions.resume) { $0.state == .paused }
         add(row, "view-refresh-symbolic", "Retry Now", actions.resume) {
             $0.state == .waiting && $0.reason != .credentials && $0.reason != .scheduled
         }
-        add(row, "media-playback-start-symbolic", "Start Now", actions.resume) { $0.state == .waiting && $0.reason == .scheduled }
+        add(row, "media-playback-start-symbolic", "Start Now", actions.resume) {
+            $0.state == .waiting && $0.reason == .scheduled
+        }
         // A proxy (or server) waits for a user and password the user gives here.
-        add(row, "dialog-password-symbolic", "Log In…", actions.login) { $0.state == .waiting && $0.reason == .credentials }
+        add(row, "dialog-password-symbolic", "Log In…", actions.login) {
+            $0.state == .waiting && $0.reason == .credentials
+        }
         add(row, "process-stop-symbolic", "Cancel", actions.cancel, active)
         add(row, "document-open-symbolic", "Open", actions.open) { $0.state == .completed && $0.kind == .download }
         add(row, "folder-symbolic", "Show in Folder", actions.showInFolder) {
@@ -66,8 +72,10 @@ final class TaskRowView {
         add(row, "edit-clear-symbolic", "Remove from List", actions.remove) { $0.state.isFinal }
     }
 
-    private func add(_ row: Widget, _ icon: String, _ title: String, _ action: @escaping (TaskInfo) -> Void,
-                     _ shown: @escaping (TaskInfo) -> Bool) {
+    private func add(
+        _ row: Widget, _ icon: String, _ title: String, _ action: @escaping (TaskInfo) -> Void,
+        _ shown: @escaping (TaskInfo) -> Bool
+    ) {
         let b = Make.iconButton(icon, title) { [unowned self] in if let task { action(task) } }
         gtk_widget_set_valign(b, GTK_ALIGN_CENTER)
         gtk_box_append(cast(row), b)

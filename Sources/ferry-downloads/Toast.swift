@@ -30,7 +30,7 @@ final class Toast {
         }
         pending = (commit, undo)
         current = toast
-        g_object_ref(cast(toast))   // kept while current; the overlay takes its own
+        g_object_ref(cast(toast))  // kept while current; the overlay takes its own
         adw_toast_overlay_add_toast(cast(overlay), toast)
     }
 
@@ -39,7 +39,7 @@ final class Toast {
         guard let toast = current else { return }
         g_object_ref(cast(toast))
         let p = take()
-        adw_toast_dismiss(toast)   // its "dismissed" finds it no longer current
+        adw_toast_dismiss(toast)  // its "dismissed" finds it no longer current
         g_object_unref(cast(toast))
         p?.commit()
     }

@@ -17,11 +17,16 @@ struct AgentConnection {
 
     private func ensureAgent() throws {
         if client.agentIsRunning() { return }
-        if client.agentIsActivatable() { return }   // the first call starts it
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        if client.agentIsActivatable() { return }  // the first call starts it
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let ferryd = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("ferryd").path
         guard access(ferryd, X_OK) == 0 else {
-            throw FerryError(.failed, "the Ferry agent is not running and cannot be started: no D-Bus service file for dev.ferry.Agent1 and no ferryd next to \(exe)")
+            throw FerryError(
+                .failed,
+                "the Ferry agent is not running and cannot be started: no D-Bus service file for dev.ferry.Agent1 and "
+                    + "no ferryd next to \(exe)"
+            )
         }
         try spawnDetached(ferryd)
         // Wait for the agent to own its name (bounded).
@@ -29,7 +34,9 @@ struct AgentConnection {
             if client.agentIsRunning() { return }
             usleep(20_000)
         }
-        throw FerryError(.failed, "started \(ferryd) but it did not appear on the session bus within 10 s (see its log in \(Self.logPath))")
+        throw FerryError(
+            .failed,
+            "started \(ferryd) but it did not appear on the session bus within 10 s (see its log in \(Self.logPath))")
     }
 
     static var logPath: String {
@@ -39,8 +46,9 @@ struct AgentConnection {
     /// Starts the agent in its own session so it outlives this command and its terminal.
     private func spawnDetached(_ path: String) throws {
         let logPath = Self.logPath
-        try? FileManager.default.createDirectory(atPath: PathName.folder(of: logPath),
-                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: PathName.folder(of: logPath),
+            withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // The agent keeps its own log under 1 MiB; stderr (a crash's last words) goes there too.
         _ = try ProcessLauncher.spawn([path, "--log-file", logPath], output: logPath)
     }
@@ -53,7 +61,9 @@ struct AgentConnection {
     /// Creates a task in `session`, or in the CLI's own session when nil, and prints its id.
     /// A request the agent refuses exits 2 with the reason.
     /// `printID`: false when the caller prints the task as JSON instead.
-    func createTask(session: String?, printID: Bool = true, _ create: (AgentProxy, String) throws -> Int64) throws -> Int64 {
+    func createTask(
+        session: String?, printID: Bool = true, _ create: (AgentProxy, String) throws -> Int64
+    ) throws -> Int64 {
         if session == nil { try openCLISession() }
         do {
             let id = try create(api, session ?? Self.cliSession)

@@ -9,9 +9,9 @@ struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show or change the agent's settings.",
         discussion: """
-        The settings live where the desktop keeps settings (dconf; without it, \
-        ~/.config/ferry/settings.ini). A running agent applies a change at once.
-        """,
+            The settings live where the desktop keeps settings (dconf; without it, \
+            ~/.config/ferry/settings.ini). A running agent applies a change at once.
+            """,
         subcommands: [ListSettings.self, Get.self, Set.self, Reset.self],
         defaultSubcommand: ListSettings.self)
 
@@ -44,11 +44,16 @@ struct Config: ParsableCommand {
             try Config.withStore { store in
                 let infos = try store.keys.map { try store.info($0) }
                 if json {
-                    return Output.printJSON(.array(infos.map { i -> JSON in
-                        ["key": JSON(i.key), "value": Config.jsonValue(i.value, i.type),
-                         "default": Config.jsonValue(i.defaultValue, i.type), "set": JSON(i.isSet),
-                         "allowed": JSON(i.allowed), "summary": JSON(i.summary), "description": JSON(i.description)]
-                    }))
+                    return Output.printJSON(
+                        .array(
+                            infos.map { i -> JSON in
+                                [
+                                    "key": JSON(i.key), "value": Config.jsonValue(i.value, i.type),
+                                    "default": Config.jsonValue(i.defaultValue, i.type), "set": JSON(i.isSet),
+                                    "allowed": JSON(i.allowed), "summary": JSON(i.summary),
+                                    "description": JSON(i.description),
+                                ]
+                            }))
                 }
                 for i in infos {
                     print("\(i.key) = \(Config.shown(i.value, key: i.key))" + (i.isSet ? "" : "  (default)"))
@@ -60,26 +65,33 @@ struct Config: ParsableCommand {
     }
 
     struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print one setting's value.",
-                                                        discussion: "Example: ferry config get download-limit")
+        static let configuration = CommandConfiguration(
+            abstract: "Print one setting's value.",
+            discussion: "Example: ferry config get download-limit")
         @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
-        func run() throws { try Config.withStore { let i = try $0.info(key); print(Config.shown(i.value, key: i.key)) } }
+        func run() throws {
+            try Config.withStore {
+                let i = try $0.info(key); print(Config.shown(i.value, key: i.key))
+            }
+        }
     }
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a setting.",
             discussion: """
-            Limits take bytes per second or a size: 500K, 2M (powers of 1024, as curl's --limit-rate). A download folder that is not there yet is made at its first download, if the folder it goes in exists.
+                Limits take bytes per second or a size: 500K, 2M (powers of 1024, as curl's --limit-rate). \
+                A download folder that is not there yet is made at its first download, if the folder it goes in exists.
 
-            Examples:
-              ferry config set download-limit 2M
-              ferry config set max-transfers 3
-              ferry config set download-folder ~/Videos
-            """)
+                Examples:
+                  ferry config set download-limit 2M
+                  ferry config set max-transfers 3
+                  ferry config set download-folder ~/Videos
+                """)
         @Argument(help: "The setting's name.", completion: Config.keyCompletion) var key: String
         /// One value, which may begin with '-' (-4 is a value to refuse by its range, not an option).
-        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values: [String] = []
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values:
+            [String] = []
         func validate() throws {
             guard values.count == 1 else { throw ValidationError("give one value for \(key) (got \(values.count))") }
         }

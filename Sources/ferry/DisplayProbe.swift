@@ -16,7 +16,11 @@ enum DisplayProbe {
     static func endpoints(wayland: String?, x11: String?, runtimeDir: String?) -> [Endpoint] {
         var found: [Endpoint] = []
         if let w = wayland, !w.isEmpty {
-            if w.hasPrefix("/") { found.append(.unixSocket(w)) } else if let dir = runtimeDir { found.append(.unixSocket(dir + "/" + w)) }
+            if w.hasPrefix("/") {
+                found.append(.unixSocket(w))
+            } else if let dir = runtimeDir {
+                found.append(.unixSocket(dir + "/" + w))
+            }
         }
         if let x = x11, let colon = x.lastIndex(of: ":") {
             let host = String(x[..<colon])
@@ -35,7 +39,8 @@ enum DisplayProbe {
     /// True when one of the environment's displays accepts a connection.
     static var reachable: Bool {
         let env = ProcessInfo.processInfo.environment
-        return endpoints(wayland: env["WAYLAND_DISPLAY"], x11: env["DISPLAY"], runtimeDir: env["XDG_RUNTIME_DIR"]).contains(where: connects)
+        return endpoints(wayland: env["WAYLAND_DISPLAY"], x11: env["DISPLAY"], runtimeDir: env["XDG_RUNTIME_DIR"])
+            .contains(where: connects)
     }
 
     private static func connects(_ endpoint: Endpoint) -> Bool {
@@ -50,7 +55,8 @@ enum DisplayProbe {
             defer { freeaddrinfo(list) }
             var entry = list
             while let e = entry {
-                let fd = socket(e.pointee.ai_family, e.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), e.pointee.ai_protocol)
+                let fd = socket(
+                    e.pointee.ai_family, e.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), e.pointee.ai_protocol)
                 if fd >= 0 {
                     defer { close(fd) }
                     if connect(fd, e.pointee.ai_addr, e.pointee.ai_addrlen) == 0 { return true }
@@ -68,7 +74,7 @@ enum DisplayProbe {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        let offset = abstract ? 1 : 0   // an abstract name starts with a NUL byte
+        let offset = abstract ? 1 : 0  // an abstract name starts with a NUL byte
         guard bytes.count + offset < MemoryLayout.size(ofValue: address.sun_path) else { return false }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i + offset] = b }

@@ -18,9 +18,12 @@ struct Download: ParsableCommand {
 
     @Argument(help: "The http or https URL to download.")
     var url: String
-    @Option(help: "Folder for the finished file, made (0700) if missing (default: your download folder).", completion: .directory)
+    @Option(
+        help: "Folder for the finished file, made (0700) if missing (default: your download folder).",
+        completion: .directory)
     var dir: String?
-    @Option(help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').", completion: .file())
+    @Option(
+        help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').", completion: .file())
     var output: String?
     @Option(help: "Expected SHA-256 of the file, in hex; a mismatch fails the task.")
     var sha256: String?
@@ -42,7 +45,9 @@ struct Download: ParsableCommand {
             if let out = options.output, Self.isFolder(out) { (options.directory, options.output) = (out, nil) }
             if let folder = options.directory { try Self.create(folder) }
             options.sha256 = sha256
-            let id = try agent.createTask(session: task.session, printID: !task.json) { try $0.createDownload(session: $1, url: url, options: options) }
+            let id = try agent.createTask(session: task.session, printID: !task.json) {
+                try $0.createDownload(session: $1, url: url, options: options)
+            }
             try task.follow(id, agent: agent)
         }
     }
@@ -113,11 +118,15 @@ struct Download: ParsableCommand {
         defer { g_dbus_connection_signal_unsubscribe(agent.client.connection, subscription) }
         var timer: UInt32 = 0
         if bar {
-            timer = g_timeout_add_full(G_PRIORITY_DEFAULT, 200, { user in Box<() -> Void>.peek(user!)(); return 1 },
-                                       Box.retained(check), Box<() -> Void>.release)
+            timer = g_timeout_add_full(
+                G_PRIORITY_DEFAULT, 200,
+                { user in
+                    Box<() -> Void>.peek(user!)(); return 1
+                },
+                Box.retained(check), Box<() -> Void>.release)
         }
         defer { if timer != 0 { g_source_remove(timer) } }
-        check()   // after subscribing: a task that already ended is seen here
+        check()  // after subscribing: a task that already ended is seen here
         if outcome == nil { g_main_loop_run(loop) }
         try outcome?.get()
     }
@@ -128,7 +137,9 @@ struct Download: ParsableCommand {
         var rate = ""
         if let s = speed?.bytesPerSecond, s > 0 {
             rate = " \(ByteSize.rate(Int64(s)))"
-            if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { rate += ", \(TransferSpeed.duration(left)) left" }
+            if let left = speed?.secondsLeft(received: t.received, expected: t.expected) {
+                rate += ", \(TransferSpeed.duration(left)) left"
+            }
         }
         guard let e = t.expected, e > 0 else { return "\(Output.stateText(t)) \(Output.bytes(t.received))" + rate }
         let filled = min(width, Int(Double(t.received) / Double(e) * Double(width)))

@@ -12,8 +12,10 @@ enum DownloadsWindowLauncher {
     }
 
     static var executable: String? {
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let dirs = [PathName.folder(of: me)]
+        let me =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let dirs =
+            [PathName.folder(of: me)]
             + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         return dirs.map { $0 + "/ferry-downloads" }.first { access($0, X_OK) == 0 }
     }
@@ -22,6 +24,7 @@ enum DownloadsWindowLauncher {
         fflush(stdout)
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), nil]
         execv(path, argv)
-        Output.error("cannot start the Downloads window \(path): \(String(cString: strerror(errno))); showing the text view")
+        Output.error(
+            "cannot start the Downloads window \(path): \(String(cString: strerror(errno))); showing the text view")
     }
 }

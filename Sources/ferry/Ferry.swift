@@ -16,9 +16,13 @@ struct FerryCommand: ParsableCommand {
               ferry view
               ferry config set download-limit 2M
 
-            Exit status: 0 done; 1 a task failed or was canceled, or the agent could not be reached; 2 a request the agent or ferry refused (a bad URL, folder, value or task id), with the reason; 64 a usage error (a missing or unknown argument).
+            Exit status: 0 done; 1 a task failed or was canceled, or the agent could not be reached; \
+            2 a request the agent or ferry refused (a bad URL, folder, value or task id), with the reason; \
+            64 a usage error (a missing or unknown argument).
             """,
         version: FerryRelease.version,
-        subcommands: [Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
-                      Remove.self, Clear.self, Watch.self, Status.self, View.self, Open.self, Config.self, Login.self])
+        subcommands: [
+            Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
+            Remove.self, Clear.self, Watch.self, Status.self, View.self, Open.self, Config.self, Login.self,
+        ])
 }

@@ -5,7 +5,8 @@
 /// Keys sort by their lower-case form, then as they are: the same order as Foundation's for the
 /// keys printed here (lower-case names and header fields).
 enum JSON: Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
-           ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
     case null
     case bool(Bool)
     case int(Int64)
@@ -58,8 +59,10 @@ enum JSON: Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, E
     }
 
     /// Open, each element on its own line one level in, close (an empty one has an empty line).
-    private func container(_ open: Character, _ close: Character, _ count: Int, to out: inout [UInt8], indent: Int,
-                           element: (Int, inout [UInt8]) -> Void) {
+    private func container(
+        _ open: Character, _ close: Character, _ count: Int, to out: inout [UInt8], indent: Int,
+        element: (Int, inout [UInt8]) -> Void
+    ) {
         out += "\(open)\n".utf8
         for i in 0..<count {
             if i > 0 { out += ",\n".utf8 }

@@ -48,16 +48,20 @@ final class LiveTasks {
             return false
         }
         guard tick() else { return }
-        g_timeout_add_full(G_PRIORITY_DEFAULT, interval, { user in Box<() -> Bool>.peek(user!)() ? 1 : 0 },
-                           Box.retained(tick), Box<() -> Bool>.release)
+        g_timeout_add_full(
+            G_PRIORITY_DEFAULT, interval, { user in Box<() -> Bool>.peek(user!)() ? 1 : 0 },
+            Box.retained(tick), Box<() -> Bool>.release)
         g_main_loop_run(loop)
     }
 
     private func refresh(_ id: Int64) {
         if let t = try? api.getTask(task: id) {
             guard session == nil || t.session == session else { return }
-            if t.state == .running { speeds[id, default: TransferSpeed()].sample(received: t.received, at: Int64(g_get_monotonic_time())) }
-            else { speeds[id] = nil }
+            if t.state == .running {
+                speeds[id, default: TransferSpeed()].sample(received: t.received, at: Int64(g_get_monotonic_time()))
+            } else {
+                speeds[id] = nil
+            }
             if tasks[id] != t { tasks[id] = t; dirty = true }
         } else if tasks.removeValue(forKey: id) != nil {
             dirty = true

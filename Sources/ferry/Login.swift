@@ -27,7 +27,9 @@ struct Login: ParsableCommand {
     /// A line from the terminal (`echo` off: the password), else stdin's next line.
     static func line(prompt: String, echo: Bool) throws -> String {
         guard isatty(0) == 1 else {
-            guard let text = readLine(strippingNewline: true) else { throw ValidationError("nothing on standard input") }
+            guard let text = readLine(strippingNewline: true) else {
+                throw ValidationError("nothing on standard input")
+            }
             return text
         }
         Output.toStderr(prompt)

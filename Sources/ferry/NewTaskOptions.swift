@@ -8,20 +8,28 @@ struct NewTaskOptions: ParsableArguments {
     var session: String?
     @Option(help: "A note stored with the task.")
     var description: String?
-    @Option(help: ArgumentHelp("Do not start before this time: 23:00 (local; tomorrow if past), 2026-11-25T23:00, ISO 8601 with a zone, or Unix seconds.",
-                               valueName: "time"),
-            transform: NewTaskOptions.startTime)
+    @Option(
+        help: ArgumentHelp(
+            "Do not start before this time: 23:00 (local; tomorrow if past), 2026-11-25T23:00, ISO 8601 with a zone, "
+                + "or Unix seconds.",
+            valueName: "time"),
+        transform: NewTaskOptions.startTime)
     var startAt: Int64?
     @Option(help: "From 0 to 1 (default 0.5): among queued tasks the higher starts first.")
     var priority: Double?
-    @Option(help: ArgumentHelp("This task's speed limit in bytes per second, or a size such as 500K or 2M.", valueName: "rate"),
-            transform: NewTaskOptions.rate)
+    @Option(
+        help: ArgumentHelp(
+            "This task's speed limit in bytes per second, or a size such as 500K or 2M.", valueName: "rate"),
+        transform: NewTaskOptions.rate)
     var maxRate: Int64?
-    @Option(help: "Give up after this many failed attempts in a row (default: retry until the session's timeout, 7 days).")
+    @Option(
+        help: "Give up after this many failed attempts in a row (default: retry until the session's timeout, 7 days).")
     var tries: Int?
-    @Option(help: ArgumentHelp("Give up when a retry would come later than this after queueing: 90s, 30m, 2h, 1d, or seconds.",
-                               valueName: "duration"),
-            transform: NewTaskOptions.duration)
+    @Option(
+        help: ArgumentHelp(
+            "Give up when a retry would come later than this after queueing: 90s, 30m, 2h, 1d, or seconds.",
+            valueName: "duration"),
+        transform: NewTaskOptions.duration)
     var timeout: Int?
     @Flag(help: "Print the task as JSON (as `ferry show --json`) instead of its id; with --wait, as it ended.")
     var json = false
@@ -30,13 +38,16 @@ struct NewTaskOptions: ParsableArguments {
 
     static func startTime(_ text: String) throws -> Int64 {
         guard let at = StartTime.parse(text) else {
-            throw ValidationError("--start-at '\(text)': not a time (23:00, 2026-11-25T23:00, 2026-11-25T23:00:00Z or Unix seconds)")
+            throw ValidationError(
+                "--start-at '\(text)': not a time (23:00, 2026-11-25T23:00, 2026-11-25T23:00:00Z or Unix seconds)")
         }
         return at
     }
 
     static func rate(_ text: String) throws -> Int64 {
-        guard let n = SizeText.bytes(text) else { throw ValidationError("--max-rate '\(text)': not a rate (bytes per second, or 500K, 2M)") }
+        guard let n = SizeText.bytes(text) else {
+            throw ValidationError("--max-rate '\(text)': not a rate (bytes per second, or 500K, 2M)")
+        }
         return n
     }
 
@@ -53,7 +64,9 @@ struct NewTaskOptions: ParsableArguments {
 
     func validate() throws {
         if let tries, tries < 1 { throw ValidationError("--tries \(tries): must be at least 1") }
-        if let priority, !(0...1).contains(priority) { throw ValidationError("--priority \(priority): must be from 0 to 1") }
+        if let priority, !(0...1).contains(priority) {
+            throw ValidationError("--priority \(priority): must be from 0 to 1")
+        }
     }
 
     /// After the task was made: waits for it (--wait) and prints it (--json), also when it failed.

@@ -6,11 +6,14 @@ import Glibc
 /// How tasks look on a terminal and in JSON. The JSON keys are a contract for scripts.
 enum Output {
     static func json(_ t: TaskInfo) -> [String: JSON] {
-        ["id": JSON(t.id), "session": JSON(t.session), "url": JSON(t.url), "state": JSON(t.state.rawValue),
-         "received": JSON(t.received), "expected": JSON(t.expected), "file": JSON(t.file),
-         "error": JSON(t.error), "reason": JSON(t.reason?.rawValue), "description": JSON(t.description),
-         "attempts": JSON(t.attempts), "created": JSON(t.created / 1_000_000), "updated": JSON(t.updated / 1_000_000),
-         "kind": JSON(t.kind.rawValue), "method": JSON(t.method), "app": JSON(t.app)]
+        [
+            "id": JSON(t.id), "session": JSON(t.session), "url": JSON(t.url), "state": JSON(t.state.rawValue),
+            "received": JSON(t.received), "expected": JSON(t.expected), "file": JSON(t.file),
+            "error": JSON(t.error), "reason": JSON(t.reason?.rawValue), "description": JSON(t.description),
+            "attempts": JSON(t.attempts), "created": JSON(t.created / 1_000_000),
+            "updated": JSON(t.updated / 1_000_000),
+            "kind": JSON(t.kind.rawValue), "method": JSON(t.method), "app": JSON(t.app),
+        ]
     }
 
     /// One task in full (`show`, and `download`/`upload` with --json): what the list's rows
@@ -19,7 +22,7 @@ enum Output {
         var object = json(t)
         object["priority"] = JSON(t.priority)
         object["max-rate"] = JSON(t.maxRate)
-        if let status = t.replyStatus {   // an upload the server answered
+        if let status = t.replyStatus {  // an upload the server answered
             object["reply-status"] = JSON(status)
             object["reply-file"] = JSON(t.replyFile)
             object["reply-cut"] = JSON(t.replyCut)
@@ -78,15 +81,21 @@ enum Output {
     /// A failed task says why after its name; on a terminal the last column is cut (in its
     /// middle) to the terminal's width.
     static func line(_ t: TaskInfo, speed: TransferSpeed? = nil) -> String {
-        var target = (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url)) + (t.app.isEmpty ? "" : "  [\(t.app)]")
+        var target =
+            (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url))
+            + (t.app.isEmpty ? "" : "  [\(t.app)]")
         if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + why }
         var figures = progress(t)
         if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
             figures += "  \(rate(Int64(s)))"
-            if let left = speed?.secondsLeft(received: t.received, expected: t.expected) { figures += ", \(TransferSpeed.duration(left)) left" }
+            if let left = speed?.secondsLeft(received: t.received, expected: t.expected) {
+                figures += ", \(TransferSpeed.duration(left)) left"
+            }
         }
         let row = "\(pad(String(t.id), 6)) \(pad(stateText(t), stateWidth)) \(pad(figures, 24)) "
-        guard let columns = terminalColumns, columns - row.count >= 12, target.count > columns - row.count else { return row + target }
+        guard let columns = terminalColumns, columns - row.count >= 12, target.count > columns - row.count else {
+            return row + target
+        }
         let room = columns - row.count - 1, head = room / 2
         return row + target.prefix(head) + "…" + target.suffix(room - head)
     }
@@ -110,10 +119,16 @@ enum Output {
 
     /// `relaunch`: what the agent says about relaunching the session's app (empty: nothing).
     static func detail(_ t: TaskInfo, relaunch: String = "") -> String {
-        var lines = ["Task \(t.id)", "  session:  \(t.session)" + (t.app.isEmpty ? "" : " (of \(t.app), sandboxed)"), "  url:      \(Hostname.readableURL(t.url))",
-                     "  state:    \(stateText(t))", "  progress: \(progress(t))"]
-        if t.kind == .upload { lines.insert("  upload:   \(t.method) of \(t.uploadFile ?? "?")", at: 3) }
-        else if t.method != "GET" { lines.insert("  method:   \(t.method)", at: 3) }
+        var lines = [
+            "Task \(t.id)", "  session:  \(t.session)" + (t.app.isEmpty ? "" : " (of \(t.app), sandboxed)"),
+            "  url:      \(Hostname.readableURL(t.url))",
+            "  state:    \(stateText(t))", "  progress: \(progress(t))",
+        ]
+        if t.kind == .upload {
+            lines.insert("  upload:   \(t.method) of \(t.uploadFile ?? "?")", at: 3)
+        } else if t.method != "GET" {
+            lines.insert("  method:   \(t.method)", at: 3)
+        }
         if !relaunch.isEmpty { lines.append("  relaunch: \(relaunch)") }
         if let f = t.file { lines.append("  file:     \(f)") }
         if let e = t.error { lines.append("  error:    \(e)") }

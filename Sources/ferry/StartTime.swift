@@ -16,7 +16,7 @@ enum StartTime {
             rest = rest.dropFirst()
             guard var tm = takeClock(&rest, date: date) else { return nil }
             let fraction = takeFraction(&rest)
-            if rest.isEmpty {   // no zone: the local time
+            if rest.isEmpty {  // no zone: the local time
                 tm.tm_isdst = -1
                 let s = mktime(&tm)
                 return s == -1 ? nil : Int64(s) * 1_000_000 + fraction
@@ -29,7 +29,8 @@ enum StartTime {
         var now = now, today = tm()
         localtime_r(&now, &today)
         guard var tm = takeClock(&rest, date: (Int(today.tm_year) + 1900, Int(today.tm_mon) + 1, Int(today.tm_mday))),
-              rest.isEmpty else { return nil }
+            rest.isEmpty
+        else { return nil }
         tm.tm_isdst = -1
         var s = mktime(&tm)
         if s <= now {
@@ -44,8 +45,9 @@ enum StartTime {
     private static func takeDate(_ s: inout Substring) -> (Int, Int, Int)? {
         var copy = s
         guard let y = takeNumber(&copy, digits: 4), copy.popFirst() == "-", let m = takeNumber(&copy, digits: 2),
-              copy.popFirst() == "-", let d = takeNumber(&copy, digits: 2),
-              (1...12).contains(m), (1...31).contains(d) else { return nil }
+            copy.popFirst() == "-", let d = takeNumber(&copy, digits: 2),
+            (1...12).contains(m), (1...31).contains(d)
+        else { return nil }
         s = copy
         return (y, m, d)
     }
@@ -53,7 +55,8 @@ enum StartTime {
     /// "23:00" or "23:00:59" on the given day.
     private static func takeClock(_ s: inout Substring, date: (Int, Int, Int)) -> tm? {
         guard let h = takeNumber(&s, digits: 2), s.popFirst() == ":", let m = takeNumber(&s, digits: 2),
-              h < 24, m < 60 else { return nil }
+            h < 24, m < 60
+        else { return nil }
         var sec = 0
         if s.first == ":" {
             s = s.dropFirst()

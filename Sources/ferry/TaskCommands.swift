@@ -64,7 +64,8 @@ struct TaskSelection: ParsableArguments {
 }
 
 struct Pause: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pause a task, or every active one (their bytes are kept).")
+    static let configuration = CommandConfiguration(
+        abstract: "Pause a task, or every active one (their bytes are kept).")
     @OptionGroup var tasks: TaskSelection
     func run() throws {
         try reportingErrors {
@@ -131,10 +132,12 @@ struct Status: ParsableCommand {
             var counts: [String: Int] = [:]
             for state in TaskState.allCases { counts[state.rawValue] = status.tasks[state] ?? 0 }
             if json {
-                return Output.printJSON(["version": JSON(status.version), "store": JSON(status.store),
-                                         "tasks": .object(counts.mapValues { JSON($0) }),
-                                         "running": JSON(status.running), "pid": JSON(status.pid),
-                                         "badge": JSON(status.badge)])
+                return Output.printJSON([
+                    "version": JSON(status.version), "store": JSON(status.store),
+                    "tasks": .object(counts.mapValues { JSON($0) }),
+                    "running": JSON(status.running), "pid": JSON(status.pid),
+                    "badge": JSON(status.badge),
+                ])
             }
             print("ferryd \(status.version), store \(status.store)")
             for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }
@@ -170,6 +173,8 @@ struct Watch: ParsableCommand {
 /// passed on (the bus type is unsigned).
 enum TaskIDs {
     static func check(_ ids: [Int64]) throws {
-        if let bad = ids.first(where: { $0 <= 0 }) { throw ValidationError("task ids are positive numbers; \(bad) is not one") }
+        if let bad = ids.first(where: { $0 <= 0 }) {
+            throw ValidationError("task ids are positive numbers; \(bad) is not one")
+        }
     }
 }

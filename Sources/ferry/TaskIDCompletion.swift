@@ -20,7 +20,8 @@ enum TaskIDCompletion {
         let api = AgentProxy(client)
         var out: [String] = []
         for section in sections {
-            let page: [TaskInfo] = (try? api.listTaskRowsSection(session: "", section: section, offset: 0, limit: pageSize)) ?? []
+            let page: [TaskInfo] =
+                (try? api.listTaskRowsSection(session: "", section: section, offset: 0, limit: pageSize)) ?? []
             out += page.map { String($0.id) }.filter { $0.hasPrefix(prefix) }
         }
         return out

@@ -18,7 +18,9 @@ enum TaskJSON {
             out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             out.append(contentsOf: "\" : ".utf8)
         }
-        func number(_ name: StaticString, _ v: Int64?) { key(name); out.append(contentsOf: (v.map { String($0) } ?? "null").utf8) }
+        func number(_ name: StaticString, _ v: Int64?) {
+            key(name); out.append(contentsOf: (v.map { String($0) } ?? "null").utf8)
+        }
         func text(_ name: StaticString, _ v: String?) {
             key(name)
             if let v { string(v, to: &out) } else { out.append(contentsOf: "null".utf8) }

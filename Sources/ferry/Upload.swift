@@ -13,7 +13,8 @@ struct Upload: ParsableCommand {
               ferry upload photo.jpg https://example.org/photos --method POST
               ferry upload a.jpg https://example.org/photos --wait --reply reply.json
 
-            With --wait, the server's reply (its response body, up to 1 MiB) follows the task id on standard output, or goes to the file --reply names; its HTTP status goes to standard error.
+            With --wait, the server's reply (its response body, up to 1 MiB) follows the task id on standard output, \
+            or goes to the file --reply names; its HTTP status goes to standard error.
             """)
 
     @Argument(help: "The file to send.", completion: .file())
@@ -22,8 +23,12 @@ struct Upload: ParsableCommand {
     var url: String
     @Option(help: "PUT (default) or POST.", completion: .list(["PUT", "POST"]))
     var method: String?
-    @Option(help: "auto (default: ask the server, OPTIONS), tus (tus 1.0) or ietf (the IETF draft Resumable Uploads for HTTP): an interrupted upload sends only the rest; none: one plain request.",
-            completion: .list(["auto", "tus", "ietf", "none"]))
+    @Option(
+        help:
+            ArgumentHelp(
+                "auto (default: ask the server, OPTIONS), tus (tus 1.0) or ietf (the IETF draft Resumable Uploads for "
+                    + "HTTP): an interrupted upload sends only the rest; none: one plain request."),
+        completion: .list(["auto", "tus", "ietf", "none"]))
     var resumable: String?
     @Option(help: "With --wait, write the server's reply to this file instead of standard output.", completion: .file())
     var reply: String?

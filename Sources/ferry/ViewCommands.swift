@@ -13,11 +13,14 @@ struct View: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let agent = try AgentConnection()
-            if !terminal && !watch, DownloadsWindowLauncher.displayAvailable, let window = DownloadsWindowLauncher.executable {
+            if !terminal && !watch, DownloadsWindowLauncher.displayAvailable,
+                let window = DownloadsWindowLauncher.executable
+            {
                 if DisplayProbe.reachable {
-                    DownloadsWindowLauncher.exec(window)   // returns only if the exec failed: the text view follows
+                    DownloadsWindowLauncher.exec(window)  // returns only if the exec failed: the text view follows
                 } else {
-                    Output.error("the graphical display ($DISPLAY / $WAYLAND_DISPLAY) cannot be reached; showing the text view")
+                    Output.error(
+                        "the graphical display ($DISPLAY / $WAYLAND_DISPLAY) cannot be reached; showing the text view")
                 }
             }
             try agent.api.resetBadge()
@@ -27,7 +30,9 @@ struct View: ParsableCommand {
                 var screen = watch && Output.stdoutIsTerminal ? "\u{1B}[H\u{1B}[2J" : ""
                 let active = live.active
                 screen += "Active\n"
-                screen += active.isEmpty ? "  (none)\n" : active.map { "  " + Output.line($0, speed: live.speeds[$0.id]) + "\n" }.joined()
+                screen +=
+                    active.isEmpty
+                    ? "  (none)\n" : active.map { "  " + Output.line($0, speed: live.speeds[$0.id]) + "\n" }.joined()
                 let finished = tasks.filter { $0.state == .completed }.sorted { $0.updated > $1.updated }
                 screen += "Finished\n"
                 screen += finished.isEmpty ? "  (none)\n" : finished.map { "  \($0.id)\t\($0.file ?? "")\n" }.joined()
@@ -57,7 +62,11 @@ struct Open: ParsableCommand {
             if let id {
                 task = try agent.task(id)
             } else {
-                guard let newest = try agent.allTasks(session: nil).filter({ $0.state == .completed }).max(by: { $0.updated < $1.updated }) else {
+                guard
+                    let newest = try agent.allTasks(session: nil).filter({ $0.state == .completed }).max(by: {
+                        $0.updated < $1.updated
+                    })
+                else {
                     throw FerryError(.noSuchTask, "no finished download yet")
                 }
                 task = newest

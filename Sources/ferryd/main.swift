@@ -69,7 +69,8 @@ struct FerryDaemon: ParsableCommand {
             case .acquired:
                 do {
                     try agent.start()
-                    log.info("ferryd \(FerryRelease.version) ready on the session bus; state in \(settings.stateDirectory)")
+                    log.info(
+                        "ferryd \(FerryRelease.version) ready on the session bus; state in \(settings.stateDirectory)")
                 } catch {
                     log.critical("cannot start: \(error)")
                     exitCode = 1

@@ -21,7 +21,10 @@ struct AgentMethods: Agent1Handler {
         try bus.run(.finishedHandlingEvents(m.session), c).expect("nothing") { $0.isNone }
     }
     func fetchEvents(_ m: Agent1.FetchEvents, _ c: CallContext) throws -> [FetchedEvent] {
-        guard case .events(let events, let blobs) = try bus.run(.fetchEvents(session: m.session, after: m.afterSeq, limit: m.limit), c) else {
+        guard
+            case .events(let events, let blobs) = try bus.run(
+                .fetchEvents(session: m.session, after: m.afterSeq, limit: m.limit), c)
+        else {
             throw FerryError(.failed, "internal error: FetchEvents got no events")
         }
         return events.map { FetchedEvent($0, resumeData: blobs[$0.task].map(agent.resumeSeal.seal)) }
@@ -29,28 +32,37 @@ struct AgentMethods: Agent1Handler {
     func acknowledgeEvents(_ m: Agent1.AcknowledgeEvents, _ c: CallContext) throws {
         try bus.run(.acknowledgeEvents(session: m.session, upTo: m.upToSeq), c).expect("nothing") { $0.isNone }
     }
-    func resetBadge(_ m: Agent1.ResetBadge, _ c: CallContext) throws { try bus.run(.resetBadge, c).expect("nothing") { $0.isNone } }
+    func resetBadge(_ m: Agent1.ResetBadge, _ c: CallContext) throws {
+        try bus.run(.resetBadge, c).expect("nothing") { $0.isNone }
+    }
     func getStatus(_ m: Agent1.GetStatus, _ c: CallContext) throws -> AgentStatus { try bus.status(c) }
     func getVersion(_ m: Agent1.GetVersion, _ c: CallContext) throws -> String { FerryRelease.version }
 
     func createDownload(_ m: Agent1.CreateDownload, _ c: CallContext) throws -> Int64 {
-        try bus.run(.createTasks(session: m.session, [try RequestDecoder.download(url: m.url, m.options)]), c).expect("a task") { $0.taskID }
+        try bus.run(.createTasks(session: m.session, [try RequestDecoder.download(url: m.url, m.options)]), c).expect(
+            "a task"
+        ) { $0.taskID }
     }
     func createDownloads(_ m: Agent1.CreateDownloads, _ c: CallContext) throws -> [Int64] {
         guard !m.requests.isEmpty else { throw FerryError(.invalidArgument, "no requests given") }
-        return try bus.run(.createTasks(session: m.session, try RequestDecoder.downloads(m.requests)), c).expect("tasks") { $0.taskIDs }
+        return try bus.run(.createTasks(session: m.session, try RequestDecoder.downloads(m.requests)), c).expect(
+            "tasks"
+        ) { $0.taskIDs }
     }
     func createDownloadFromResumeData(_ m: Agent1.CreateDownloadFromResumeData, _ c: CallContext) throws -> Int64 {
         let data = try agent.resumeSeal.check(m.resumeData)
         let draft = try RequestDecoder.download(url: data.url, m.options)
-        let request = AgentRequest.createFromResumeData(session: m.session, data, draft,
-                                                        destinationGiven: draft.directory != nil || draft.output != nil)
+        let request = AgentRequest.createFromResumeData(
+            session: m.session, data, draft,
+            destinationGiven: draft.directory != nil || draft.output != nil)
         return try bus.run(request, c).expect("a task") { $0.taskID }
     }
     func createUpload(_ m: Agent1.CreateUpload, _ c: CallContext, _ answer: @escaping (Result<Int64, Error>) -> Void) {
         bus.upload(m, c, answer)
     }
-    func createUploadFromFd(_ m: Agent1.CreateUploadFromFd, _ c: CallContext, _ answer: @escaping (Result<Int64, Error>) -> Void) {
+    func createUploadFromFd(
+        _ m: Agent1.CreateUploadFromFd, _ c: CallContext, _ answer: @escaping (Result<Int64, Error>) -> Void
+    ) {
         bus.uploadFromDescriptor(m, c, answer)
     }
 
@@ -61,21 +73,32 @@ struct AgentMethods: Agent1Handler {
         try bus.infos(bus.run(.listTasks(session: m.session, after: m.afterID, limit: m.limit), c), c)
     }
     func listTaskRowsSection(_ m: Agent1.ListTaskRowsSection, _ c: CallContext) throws -> [TaskInfo] {
-        try bus.infos(bus.run(.listSection(session: m.session, active: m.section == .active, offset: m.offset, limit: m.limit), c), c)
+        try bus.infos(
+            bus.run(
+                .listSection(session: m.session, active: m.section == .active, offset: m.offset, limit: m.limit), c), c)
     }
     func getTask(_ m: Agent1.GetTask, _ c: CallContext) throws -> TaskInfo {
         try bus.info(bus.run(.getTask(m.task), c).expect("a task") { $0.record }, c)
     }
-    func pause(_ m: Agent1.Pause, _ c: CallContext) throws { try bus.run(.pause(m.task), c).expect("nothing") { $0.isNone } }
-    func resume(_ m: Agent1.Resume, _ c: CallContext) throws { try bus.run(.resume(m.task), c).expect("nothing") { $0.isNone } }
-    func cancel(_ m: Agent1.Cancel, _ c: CallContext) throws { try bus.run(.cancel(m.task), c).expect("nothing") { $0.isNone } }
+    func pause(_ m: Agent1.Pause, _ c: CallContext) throws {
+        try bus.run(.pause(m.task), c).expect("nothing") { $0.isNone }
+    }
+    func resume(_ m: Agent1.Resume, _ c: CallContext) throws {
+        try bus.run(.resume(m.task), c).expect("nothing") { $0.isNone }
+    }
+    func cancel(_ m: Agent1.Cancel, _ c: CallContext) throws {
+        try bus.run(.cancel(m.task), c).expect("nothing") { $0.isNone }
+    }
     func cancelProducingResumeData(_ m: Agent1.CancelProducingResumeData, _ c: CallContext) throws -> [UInt8] {
-        agent.resumeSeal.seal(try bus.run(.cancelProducingResumeData(m.task), c).expect("resume data") { $0.resumeBlob })
+        agent.resumeSeal.seal(
+            try bus.run(.cancelProducingResumeData(m.task), c).expect("resume data") { $0.resumeBlob })
     }
     func answerChallenge(_ m: Agent1.AnswerChallenge, _ c: CallContext) throws {
         try bus.run(.answerChallenge(m.task, m.answer), c).expect("nothing") { $0.isNone }
     }
-    func removeTasks(_ m: Agent1.RemoveTasks, _ c: CallContext) throws { try bus.run(.removeTasks(m.ids), c).expect("nothing") { $0.isNone } }
+    func removeTasks(_ m: Agent1.RemoveTasks, _ c: CallContext) throws {
+        try bus.run(.removeTasks(m.ids), c).expect("nothing") { $0.isNone }
+    }
     func clearFinished(_ m: Agent1.ClearFinished, _ c: CallContext) throws -> Int {
         try bus.run(.clearFinished(session: m.session), c).expect("a count") { $0.number }
     }
@@ -113,12 +136,18 @@ extension BusService {
         // Finished files wait here for the app (it moves them during didFinishDownloadingTo).
         if case .sandboxed(let app) = c.caller {
             // The app owns the folders on the way: made one by one, none through a link.
-            _ = try ConfinedFolder(StateFolder.appInbox(appHome: app.home, session: m.identifier), creatingBelow: app.home)
+            _ = try ConfinedFolder(
+                StateFolder.appInbox(appHome: app.home, session: m.identifier), creatingBelow: app.home)
         } else {
             let inbox = agent.state.inbox(m.identifier)
-            guard Paths.mkdirAll(inbox, mode: 0o700) else { throw FerryError(.failed, "cannot create the session's inbox \(inbox)") }
+            guard Paths.mkdirAll(inbox, mode: 0o700) else {
+                throw FerryError(.failed, "cannot create the session's inbox \(inbox)")
+            }
         }
-        guard case .session(let id, let created, let latest, let given) = try run(.openSession(m.identifier, options, peer: c.sender), c) else {
+        guard
+            case .session(let id, let created, let latest, let given) = try run(
+                .openSession(m.identifier, options, peer: c.sender), c)
+        else {
             throw FerryError(.failed, "internal error: OpenSession got no session")
         }
         return OpenedSession(identifier: id, created: created, latestSeq: latest, inbox: given)
@@ -132,6 +161,8 @@ extension BusService {
         for (k, v) in counts { if let s = TaskState(rawValue: k) { tasks[s] = v } }
         // A sandboxed app learns nothing of the host's file system.
         let store = c.caller == .host ? agent.storePath : ""
-        return AgentStatus(version: FerryRelease.version, store: store, pid: Int64(getpid()), tasks: tasks, running: running, badge: badge)
+        return AgentStatus(
+            version: FerryRelease.version, store: store, pid: Int64(getpid()), tasks: tasks, running: running,
+            badge: badge)
     }
 }

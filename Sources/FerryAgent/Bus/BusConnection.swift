@@ -48,7 +48,8 @@ final class BusConnection: @unchecked Sendable {
     func attach() {
         let size = MemoryLayout<GSource>.size + MemoryLayout<UnsafeRawPointer>.size
         let s = g_source_new(Self.funcs, guint(size))!
-        (UnsafeMutableRawPointer(s) + MemoryLayout<GSource>.size).storeBytes(of: Unmanaged.passUnretained(self).toOpaque(), as: UnsafeMutableRawPointer.self)
+        (UnsafeMutableRawPointer(s) + MemoryLayout<GSource>.size).storeBytes(
+            of: Unmanaged.passUnretained(self).toOpaque(), as: UnsafeMutableRawPointer.self)
         tag = g_source_add_unix_fd(s, sd_bus_get_fd(bus), G_IO_IN)
         sd_bus_add_filter(bus, nil, Self.peerCalls, Unmanaged.passUnretained(self).toOpaque())
         g_source_set_name(s, "ferry-bus")
@@ -91,10 +92,12 @@ final class BusConnection: @unchecked Sendable {
 
     func replyError(to call: BusCall, name: String, message: String) {
         _ = sendNew({ _, m in
-            name.withCString { n in message.withCString { text in
-                var e = sd_bus_error(name: n, message: text, _need_free: 0)
-                return sd_bus_message_new_method_error(call.message, &m, &e)
-            } }
+            name.withCString { n in
+                message.withCString { text in
+                    var e = sd_bus_error(name: n, message: text, _need_free: 0)
+                    return sd_bus_message_new_method_error(call.message, &m, &e)
+                }
+            }
         }) { _ in true }
     }
 
@@ -109,8 +112,10 @@ final class BusConnection: @unchecked Sendable {
 
     /// Calls a method; `reply` runs on the loop with the reply's arguments or its error
     /// (also when the call could not be sent, or the bus closed).
-    func call(_ destination: String, _ path: String, _ interface: String, _ member: String, _ args: [Value],
-              timeoutMilliseconds: UInt64, reply: @escaping (Result<[Value], BusCallError>) -> Void) {
+    func call(
+        _ destination: String, _ path: String, _ interface: String, _ member: String, _ args: [Value],
+        timeoutMilliseconds: UInt64, reply: @escaping (Result<[Value], BusCallError>) -> Void
+    ) {
         let sent: Int32 = locked { bus in
             var m: OpaquePointer?
             var r = sd_bus_message_new_method_call(bus, &m, destination, path, interface, member)
@@ -125,7 +130,8 @@ final class BusConnection: @unchecked Sendable {
             return r
         }
         if sent < 0 {
-            let error = BusCallError(name: "org.freedesktop.DBus.Error.Failed", message: String(cString: strerror(-sent)))
+            let error = BusCallError(
+                name: "org.freedesktop.DBus.Error.Failed", message: String(cString: strerror(-sent)))
             MainLoop.idle { reply(.failure(error)) }
         }
     }
@@ -155,7 +161,8 @@ final class BusConnection: @unchecked Sendable {
     /// routed, signature checked, like every other.
     private static let peerCalls: sd_bus_message_handler_t = { m, user, _ in
         guard let m, sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Peer", nil) > 0 else { return 0 }
-        Unmanaged<BusConnection>.fromOpaque(user!).takeUnretainedValue().received.append(.message(sd_bus_message_ref(m)!))
+        Unmanaged<BusConnection>.fromOpaque(user!).takeUnretainedValue().received.append(
+            .message(sd_bus_message_ref(m)!))
         return 1
     }
 
@@ -237,14 +244,18 @@ final class BusConnection: @unchecked Sendable {
             case .message(let m): onMessage(BusMessage(pointer: m))
             case .reply(_, let m):
                 let message = BusMessage(pointer: m)
-                handlers[next](message.error.map { .failure(BusCallError(name: $0.name, message: $0.message)) } ?? .success(message.values()))
+                handlers[next](
+                    message.error.map { .failure(BusCallError(name: $0.name, message: $0.message)) }
+                        ?? .success(message.values()))
                 next += 1
             }
         }
         if !batch.isEmpty {
             lock.lock()
             for item in batch {
-                switch item { case .message(let m), .reply(_, let m): sd_bus_message_unref(m) }
+                switch item {
+                case .message(let m), .reply(_, let m): sd_bus_message_unref(m)
+                }
             }
             lock.unlock()
         }
@@ -271,7 +282,9 @@ final class BusConnection: @unchecked Sendable {
 final class BusCall: @unchecked Sendable {
     let message: OpaquePointer
     private let connection: BusConnection
-    fileprivate init(message: OpaquePointer, connection: BusConnection) { self.message = message; self.connection = connection }
+    fileprivate init(message: OpaquePointer, connection: BusConnection) {
+        self.message = message; self.connection = connection
+    }
     deinit { connection.release(message) }
     var incoming: BusMessage { BusMessage(pointer: message) }
 }

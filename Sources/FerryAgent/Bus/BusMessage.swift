@@ -76,7 +76,9 @@ struct BusMessage {
             if element == "y" {
                 var bytes: UnsafeRawPointer?
                 var size = 0
-                guard sd_bus_message_read_array(pointer, CChar(UInt8(ascii: "y")), &bytes, &size) >= 0 else { return nil }
+                guard sd_bus_message_read_array(pointer, CChar(UInt8(ascii: "y")), &bytes, &size) >= 0 else {
+                    return nil
+                }
                 return .bytes(size == 0 || bytes == nil ? [] : Array(UnsafeRawBufferPointer(start: bytes, count: size)))
             }
             guard let items = children(type, contents) else { return nil }
@@ -119,7 +121,7 @@ struct BusMessage {
 
     /// Appends `value` wrapped in a variant.
     func append(variant value: Value) -> Bool {
-        if let type = Self.basicType(value) {   // a literal: no type string built and converted per value
+        if let type = Self.basicType(value) {  // a literal: no type string built and converted per value
             return sd_bus_message_open_container(pointer, Self.v, type) >= 0 && append(value) && close()
         }
         return open(Self.v, value.typeString) && append(value) && close()
@@ -148,9 +150,10 @@ struct BusMessage {
     }
 
     private static let a = CChar(UInt8(ascii: "a")), e = CChar(UInt8(ascii: "e")), v = CChar(UInt8(ascii: "v")),
-                        r = CChar(UInt8(ascii: "r"))
+        r = CChar(UInt8(ascii: "r"))
     private static let sv = UnsafeRawPointer(("sv" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
-    private static let dictOfVariants = UnsafeRawPointer(("{sv}" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
+    private static let dictOfVariants = UnsafeRawPointer(("{sv}" as StaticString).utf8Start).assumingMemoryBound(
+        to: CChar.self)
 
     private func basic<T>(_ type: Character, _ value: T) -> Bool {
         var value = value
@@ -177,14 +180,17 @@ struct BusMessage {
         case .double(let x): return basic("d", x)
         case .handle(let fd): return basic("h", fd)
         case .bytes(let b):
-            return b.withUnsafeBytes { sd_bus_message_append_array(pointer, CChar(UInt8(ascii: "y")), $0.baseAddress, $0.count) >= 0 }
+            return b.withUnsafeBytes {
+                sd_bus_message_append_array(pointer, CChar(UInt8(ascii: "y")), $0.baseAddress, $0.count) >= 0
+            }
         case .strings(let list):
             guard open(Self.a, "s") else { return false }
             for s in list where !string(s) { return false }
             return close()
         case .dict(let d):
             guard sd_bus_message_open_container(pointer, Self.a, Self.dictOfVariants) >= 0 else { return false }
-            for (key, item) in d.sorted(by: { $0.key < $1.key }) where !entry(key, item) {   // in key order, as GLib's builders and GDBus clients print them
+            // in key order, as GLib's builders and GDBus clients print them
+            for (key, item) in d.sorted(by: { $0.key < $1.key }) where !entry(key, item) {
                 return false
             }
             return close()
@@ -205,7 +211,9 @@ struct BusMessage {
             for item in items {
                 if let members, case .tuple(let fields) = item {
                     guard append(tuple: fields, members: members) else { return false }
-                } else if !append(item) { return false }
+                } else if !append(item) {
+                    return false
+                }
             }
             return close()
         case .tuple(let items):

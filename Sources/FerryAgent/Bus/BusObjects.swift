@@ -36,10 +36,25 @@ struct BusObjects {
     }()
     private static let standardInterfaces = """
           <interface name="org.freedesktop.DBus.Properties">
-            <method name="Get"><arg type="s" name="interface_name" direction="in"/><arg type="s" name="property_name" direction="in"/><arg type="v" name="value" direction="out"/></method>
-            <method name="GetAll"><arg type="s" name="interface_name" direction="in"/><arg type="a{sv}" name="properties" direction="out"/></method>
-            <method name="Set"><arg type="s" name="interface_name" direction="in"/><arg type="s" name="property_name" direction="in"/><arg type="v" name="value" direction="in"/></method>
-            <signal name="PropertiesChanged"><arg type="s" name="interface_name"/><arg type="a{sv}" name="changed_properties"/><arg type="as" name="invalidated_properties"/></signal>
+            <method name="Get">
+              <arg type="s" name="interface_name" direction="in"/>
+              <arg type="s" name="property_name" direction="in"/>
+              <arg type="v" name="value" direction="out"/>
+            </method>
+            <method name="GetAll">
+              <arg type="s" name="interface_name" direction="in"/>
+              <arg type="a{sv}" name="properties" direction="out"/>
+            </method>
+            <method name="Set">
+              <arg type="s" name="interface_name" direction="in"/>
+              <arg type="s" name="property_name" direction="in"/>
+              <arg type="v" name="value" direction="in"/>
+            </method>
+            <signal name="PropertiesChanged">
+              <arg type="s" name="interface_name"/>
+              <arg type="a{sv}" name="changed_properties"/>
+              <arg type="as" name="invalidated_properties"/>
+            </signal>
           </interface>
           <interface name="org.freedesktop.DBus.Introspectable">
             <method name="Introspect"><arg type="s" name="xml_data" direction="out"/></method>
@@ -68,7 +83,8 @@ struct BusObjects {
     }()
 
     init() throws {
-        let agent = try Self.interfaces(xml: Self.standardNode + String(cString: ferry_agent_interface_xml()), named: BusNames.interface)
+        let agent = try Self.interfaces(
+            xml: Self.standardNode + String(cString: ferry_agent_interface_xml()), named: BusNames.interface)
         let launcher = try Self.interfaces(xml: Self.standardNode + LauncherEntry.xml, named: LauncherEntry.interface)
         agentXML = Self.doctype + "<node>\n" + Self.standardInterfaces + agent.xml + "</node>\n"
         launcherXML = Self.doctype + "<node>\n" + Self.standardInterfaces + launcher.xml + "</node>\n"
@@ -80,7 +96,9 @@ struct BusObjects {
 
     /// The interface `name` of `xml` written out for introspection, and the argument types of
     /// every method of every interface in `xml` (each node's XML may hold several).
-    private static func interfaces(xml: String, named name: String) throws -> (xml: String, signatures: [String: [String: String]]) {
+    private static func interfaces(
+        xml: String, named name: String
+    ) throws -> (xml: String, signatures: [String: [String: String]]) {
         var signatures: [String: [String: String]] = [:]
         var own = ""
         for part in xml.components(separatedBy: "</node>") where part.contains("<interface") {
@@ -122,24 +140,33 @@ struct BusObjects {
         if m.interface == Self.peer {
             guard member == "Ping" || member == "GetMachineId" else { return Self.unknownMethod(member, Self.peer) }
             guard m.signature.isEmpty else {
-                return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs",
-                               message: "Type of message, “(\(m.signature))”, does not match expected type “()”")
+                return .refuse(
+                    name: "org.freedesktop.DBus.Error.InvalidArgs",
+                    message: "Type of message, “(\(m.signature))”, does not match expected type “()”")
             }
             return .answer(member == "Ping" ? [] : [.string(Self.machineID)])
         }
         guard let served = signatures[path] else {
             if m.interface == Self.introspectable && member == "Introspect", let children = Self.ancestors[path] {
-                return .answer([.string(Self.doctype + "<node>\n" + children.map { "  <node name=\"\($0)\"/>\n" }.joined() + "</node>\n")])
+                return .answer([
+                    .string(
+                        Self.doctype + "<node>\n" + children.map { "  <node name=\"\($0)\"/>\n" }.joined() + "</node>\n"
+                    )
+                ])
             }
             return .refuse(name: "org.freedesktop.DBus.Error.UnknownObject", message: "No such object path “\(path)”")
         }
         // Without an interface, the member of that name in the object's own interface (D-Bus allows it).
         let own = path == BusNames.path ? BusNames.interface : LauncherEntry.interface
-        let interface = m.interface ?? (served[own]?[member] != nil ? own : served.first { $0.value[member] != nil }?.key)
-        guard let interface, let expected = served[interface]?[member] else { return Self.unknownMethod(member, m.interface) }
+        let interface =
+            m.interface ?? (served[own]?[member] != nil ? own : served.first { $0.value[member] != nil }?.key)
+        guard let interface, let expected = served[interface]?[member] else {
+            return Self.unknownMethod(member, m.interface)
+        }
         guard m.signature == expected else {
-            return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs",
-                           message: "Type of message, “(\(m.signature))”, does not match expected type “(\(expected))”")
+            return .refuse(
+                name: "org.freedesktop.DBus.Error.InvalidArgs",
+                message: "Type of message, “(\(m.signature))”, does not match expected type “(\(expected))”")
         }
         switch interface {
         case Self.introspectable: return .answer([.string(path == BusNames.path ? agentXML : launcherXML)])
@@ -154,14 +181,19 @@ struct BusObjects {
     private func property(_ member: String, _ args: [Value], own: String) -> Route {
         // Get and Set name the interface and the property; GetAll the interface (types checked before).
         let interface = BusReader.read(args, member, { try $0.string() })
-        let name = BusReader.read(args, member, { r in _ = try r.string(); return try r.string() })
+        let name = BusReader.read(
+            args, member,
+            { r in
+                _ = try r.string(); return try r.string()
+            })
         let version = Value.string(FerryRelease.version)
         switch member {
         case "Get" where own == BusNames.interface && interface == own && name == "Version": return .property(version)
         case "GetAll" where own == BusNames.interface && interface == own: return .answer([.dict(["Version": version])])
         case "GetAll": return .answer([.dict([:])])
         case "Set" where own == BusNames.interface && interface == own && name == "Version":
-            return .refuse(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "Property “Version” is not writable")
+            return .refuse(
+                name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "Property “Version” is not writable")
         case "Get", "Set":
             return .refuse(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "No such property “\(name ?? "")”")
         default: return Self.unknownMethod(member, Self.properties)
@@ -169,7 +201,8 @@ struct BusObjects {
     }
 
     private static func unknownMethod(_ member: String, _ interface: String?) -> Route {
-        .refuse(name: "org.freedesktop.DBus.Error.UnknownMethod",
-                message: "No such method “\(member)”" + (interface.map { " on interface “\($0)”" } ?? ""))
+        .refuse(
+            name: "org.freedesktop.DBus.Error.UnknownMethod",
+            message: "No such method “\(member)”" + (interface.map { " on interface “\($0)”" } ?? ""))
     }
 }

@@ -7,7 +7,7 @@ import FoundationEssentials
 /// queues them and goes on, the other core sends and waits. One queue for everything, so a
 /// reply still follows the signals of its turn, and nothing leaves before the commit it reveals
 /// is on disk. The thread sleeps while the queue is empty (no wake-ups at rest).
-final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guarded by `condition`
+final class BusOutbox: @unchecked Sendable {  // `queue` and `sending` are guarded by `condition`
     private let condition = Condition()
     private var queue: [() -> Void] = []
     private var sending = false
@@ -57,7 +57,7 @@ final class BusOutbox: @unchecked Sendable {   // `queue` and `sending` are guar
             for message in batch { message() }
             condition.lock()
             sending = false
-            if queue.isEmpty { condition.broadcast() }   // drain() may be waiting
+            if queue.isEmpty { condition.broadcast() }  // drain() may be waiting
             condition.unlock()
         }
     }

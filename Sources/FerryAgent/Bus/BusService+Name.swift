@@ -22,10 +22,13 @@ extension BusService {
     func claimName(on c: BusConnection, replace: Bool) {
         // DBUS_NAME_FLAG_ALLOW_REPLACEMENT, and REPLACE_EXISTING with --replace; queued otherwise.
         let flags: UInt32 = 1 | (replace ? 2 : 0)
-        c.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
-               [.string(BusNames.agent), .uint32(flags)], timeoutMilliseconds: 25_000) { [unowned self] result in
+        c.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+            [.string(BusNames.agent), .uint32(flags)], timeoutMilliseconds: 25_000
+        ) { [unowned self] result in
             // 1: the primary owner now; 4: already was; 2: queued behind the owner.
-            guard case .success(let reply) = result, let code = BusReader.read(reply, "RequestName", { try $0.count() }) else {
+            guard case .success(let reply) = result, let code = BusReader.read(reply, "RequestName", { try $0.count() })
+            else {
                 if case .failure(let e) = result { log.error("cannot own \(BusNames.agent): \(e)") }
                 return giveUp(c)
             }
@@ -55,22 +58,29 @@ extension BusService {
     private func askOwner(_ c: BusConnection) {
         guard case .asking = claim else { return }
         claim = .pinging
-        c.call(BusNames.agent, BusNames.path, "org.freedesktop.DBus.Peer", "Ping", [], timeoutMilliseconds: 1_000) { [unowned self] result in
-            guard case .pinging = claim else { return }   // the name came meanwhile
-            if case .success = result { return giveUp(c) }   // a live agent
-            log.notice("the agent owning \(BusNames.agent) does not answer (it is exiting?): waiting up to \(Self.nameWaitMilliseconds / 1000) s for the name")
-            claim = .waiting(timer: MainLoop.addTimer(milliseconds: Self.nameWaitMilliseconds) { [unowned self] in
-                if case .waiting = claim { giveUp(c) }
-                return false
-            })
+        c.call(BusNames.agent, BusNames.path, "org.freedesktop.DBus.Peer", "Ping", [], timeoutMilliseconds: 1_000) {
+            [unowned self] result in
+            guard case .pinging = claim else { return }  // the name came meanwhile
+            if case .success = result { return giveUp(c) }  // a live agent
+            let seconds = Self.nameWaitMilliseconds / 1000
+            log.notice(
+                "the agent owning \(BusNames.agent) does not answer (it is exiting?): waiting \(seconds) s for its name"
+            )
+            claim = .waiting(
+                timer: MainLoop.addTimer(milliseconds: Self.nameWaitMilliseconds) { [unowned self] in
+                    if case .waiting = claim { giveUp(c) }
+                    return false
+                })
         }
     }
 
     private func giveUp(_ c: BusConnection) {
         claim = .givenUp
         // Out of the queue: a live agent's name must not pass to this one later.
-        c.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
-               [.string(BusNames.agent)], timeoutMilliseconds: 1_000) { _ in }
+        c.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReleaseName",
+            [.string(BusNames.agent)], timeoutMilliseconds: 1_000
+        ) { _ in }
         onOutcome(c.isClosed ? .noBus : .nameTaken)
     }
 }

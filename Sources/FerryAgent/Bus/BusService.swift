@@ -32,13 +32,18 @@ public final class BusService {
         agent.onEventsAvailable = { [unowned self] session, seq, app in
             // The app reads its own name for the session; the host, the agent's key.
             let name = SessionKey.name(of: session, app: app)
-            emit(Agent1.EventsAvailable(session: session, latestSeq: seq), about: app,
-                 toTheApp: name == session ? nil : Agent1.EventsAvailable(session: name, latestSeq: seq))
+            emit(
+                Agent1.EventsAvailable(session: session, latestSeq: seq), about: app,
+                toTheApp: name == session ? nil : Agent1.EventsAvailable(session: name, latestSeq: seq))
         }
         agent.onLauncherChanged = { [unowned self] in publishLauncher() }
         agent.onTasksRemoved = { [unowned self] ids, app in emit(Agent1.TasksRemoved(tasks: ids), about: app) }
-        agent.onTasksProgressed = { [unowned self] moved, app in emit(Agent1.TasksProgressed(progress: moved), about: app) }
-        agent.onTaskChanged = { [unowned self] id, state, app in emit(Agent1.TaskChanged(task: id, state: state), about: app) }
+        agent.onTasksProgressed = { [unowned self] moved, app in
+            emit(Agent1.TasksProgressed(progress: moved), about: app)
+        }
+        agent.onTaskChanged = { [unowned self] id, state, app in
+            emit(Agent1.TaskChanged(task: id, state: state), about: app)
+        }
     }
 
     private static let busDaemon = "org.freedesktop.DBus"
@@ -57,9 +62,16 @@ public final class BusService {
         c.attach()
         // Every name that joins or leaves the bus (clients' connections; a dock appearing).
         identity.watchJoins()
-        c.call(Self.busDaemon, Self.busPath, Self.busDaemon, "AddMatch",
-               [.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")],
-               timeoutMilliseconds: 25_000) { [unowned self] result in
+        c.call(
+            Self.busDaemon, Self.busPath, Self.busDaemon, "AddMatch",
+            [
+                .string(
+                    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                        + "member='NameOwnerChanged'"
+                )
+            ],
+            timeoutMilliseconds: 25_000
+        ) { [unowned self] result in
             if case .success = result { identity.watching() }
         }
         claimName(on: c, replace: replace)
@@ -81,21 +93,23 @@ public final class BusService {
                 guard let change = NameOwnerChanged(signal: args) else { return }
                 let name = change.name, owner = change.newOwner
                 if name == LauncherEntry.dock, !owner.isEmpty {
-                    publishLauncher()   // a dock appeared: it learns the badge at once
+                    publishLauncher()  // a dock appeared: it learns the badge at once
                 } else if name.hasPrefix(":"), !owner.isEmpty, change.oldOwner.isEmpty, let c = connection {
-                    identity.joined(name, on: c) { [log] told in   // told while its process is surely its own
-                        log.debug("connection \(name) joined: \(told ? "identified" : "not identified (never trusted)")")
+                    identity.joined(name, on: c) { [log] told in  // told while its process is surely its own
+                        log.debug(
+                            "connection \(name) joined: \(told ? "identified" : "not identified (never trusted)")")
                     }
                 } else if name.hasPrefix(":"), owner.isEmpty {
                     // Clients that leave the bus are no longer connected to their sessions.
                     identity.forget(name)
-                    if acquired { agent.feed(.peerLeft(name)) }   // before, the agent has not started: no client of its yet
+                    // before, the agent has not started: no client of its yet
+                    if acquired { agent.feed(.peerLeft(name)) }
                 }
             case "NameAcquired" where BusReader.read(args, "NameAcquired", { try $0.string() }) == BusNames.agent:
                 nameAcquired()
             case "NameLost" where BusReader.read(args, "NameLost", { try $0.string() }) == BusNames.agent && acquired:
                 acquired = false
-                onOutcome(.nameTaken)   // replaced by `ferryd --replace`
+                onOutcome(.nameTaken)  // replaced by `ferryd --replace`
             default: break
             }
         default: break
@@ -105,7 +119,10 @@ public final class BusService {
     private func methodCall(_ message: BusMessage) {
         guard let c = connection else { return }
         let call = c.retain(message)
-        switch objects.route(message, launcherProperties: { [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(self.agent))] }) {
+        switch objects.route(
+            message,
+            launcherProperties: { [.string(LauncherEntry.appURI), .dict(LauncherEntry.properties(self.agent))] })
+        {
         case .answer(let values): outbox.reply { c.reply(to: call, values) }
         case .property(let value): outbox.reply { c.reply(to: call, variant: value) }
         case .refuse(let name, let text): outbox.reply { c.replyError(to: call, name: name, message: text) }
@@ -115,10 +132,15 @@ public final class BusService {
             // Who calls decides what it may do: the first call of a connection waits for the answer.
             identity.identify(from, on: c) { [self] caller in
                 guard let caller else {
-                    fail(call, FerryError(.accessDenied, "cannot tell which app is calling (its process is gone or unreadable)"))
+                    fail(
+                        call,
+                        FerryError(
+                            .accessDenied, "cannot tell which app is calling (its process is gone or unreadable)"))
                     return
                 }
-                guard let method = AgentMethod(rawValue: name) else { return fail(call, FerryError(.invalidArgument, "unknown method \(name)")) }
+                guard let method = AgentMethod(rawValue: name) else {
+                    return fail(call, FerryError(.invalidArgument, "unknown method \(name)"))
+                }
                 methods.handle(method, args, CallContext(caller: caller, sender: from)) { [self] result in
                     reply(call, name) { try result.get() }
                 }
@@ -162,11 +184,16 @@ public final class BusService {
         assert(!CurlMulti.insideCurl, "a D-Bus signal inside a curl callback")
         guard let c = connection else { return }
         if let own {
-            let apps = identity.peers(of: app), name = S.signal.rawValue, mine = own.arguments, theirs = signal.arguments
+            let apps = identity.peers(of: app), name = S.signal.rawValue, mine = own.arguments,
+                theirs = signal.arguments
             let hosts = identity.peers(entitledTo: app).filter { !apps.contains($0) }
             outbox.send {
-                for d in apps { c.signal(path: BusNames.path, interface: BusNames.interface, member: name, mine, destination: d) }
-                for d in hosts { c.signal(path: BusNames.path, interface: BusNames.interface, member: name, theirs, destination: d) }
+                for d in apps {
+                    c.signal(path: BusNames.path, interface: BusNames.interface, member: name, mine, destination: d)
+                }
+                for d in hosts {
+                    c.signal(path: BusNames.path, interface: BusNames.interface, member: name, theirs, destination: d)
+                }
             }
             return
         }
@@ -176,7 +203,8 @@ public final class BusService {
         let name = S.signal.rawValue, args = signal.arguments
         outbox.send {
             for destination in destinations {
-                c.signal(path: BusNames.path, interface: BusNames.interface, member: name, args, destination: destination)
+                c.signal(
+                    path: BusNames.path, interface: BusNames.interface, member: name, args, destination: destination)
             }
         }
     }

@@ -10,7 +10,9 @@ struct CallContext {
 /// The core's replies, as the method that asked expects them: another kind is an internal error.
 extension AgentReply {
     func expect<T>(_ what: String, _ value: (AgentReply) -> T?) throws -> T {
-        guard let v = value(self) else { throw FerryError(.failed, "internal error: the agent answered \(self) where \(what) was due") }
+        guard let v = value(self) else {
+            throw FerryError(.failed, "internal error: the agent answered \(self) where \(what) was due")
+        }
         return v
     }
     var taskIDs: [Int64]? { if case .taskIDs(let ids) = self { ids } else { nil } }

@@ -16,11 +16,12 @@ final class JoinWatcher: @unchecked Sendable {
     /// Starts watching on its own thread (its connection is that thread's alone). Without a bus
     /// it sees nothing, and the loop's own readings serve.
     func start() {
-        let me = Unmanaged.passRetained(self).toOpaque()   // the thread's, for the agent's life
+        let me = Unmanaged.passRetained(self).toOpaque()  // the thread's, for the agent's life
         startThread(named: "ferry-joins") {
             var b: OpaquePointer?
             guard sd_bus_open_user(&b) >= 0, let b else { return }
-            let rule = "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+            let rule =
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
             guard sd_bus_add_match_async(b, nil, rule, Self.changed, nil, me) >= 0 else { sd_bus_unref(b); return }
             Unmanaged<JoinWatcher>.fromOpaque(me).takeUnretainedValue().run(b)
         }
@@ -41,7 +42,8 @@ final class JoinWatcher: @unchecked Sendable {
     }
 
     private static let changed: sd_bus_message_handler_t = { m, user, _ in
-        guard let m, let change = NameOwnerChanged(signal: BusMessage(pointer: m).values()), change.name.hasPrefix(":") else { return 0 }
+        guard let m, let change = NameOwnerChanged(signal: BusMessage(pointer: m).values()), change.name.hasPrefix(":")
+        else { return 0 }
         let now = CallerIdentity.bootTicks()
         let me = Unmanaged<JoinWatcher>.fromOpaque(user!).takeUnretainedValue()
         me.lock.lock()

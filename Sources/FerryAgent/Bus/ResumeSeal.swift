@@ -19,7 +19,9 @@ struct ResumeSeal {
             throw FerryError(.failed, "cannot make a resume data key: no random bytes")
         }
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FerryError(.failed, "cannot write the resume data key \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw FerryError(.failed, "cannot write the resume data key \(path): \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         guard write(fd, fresh, fresh.count) == fresh.count, fsync(fd) == 0 else {
             throw FerryError(.failed, "cannot write the resume data key \(path): \(String(cString: strerror(errno)))")
@@ -40,14 +42,17 @@ struct ResumeSeal {
         var data = try ResumeData.decode(bytes)
         guard let signature = data.signature else { return data }
         guard Self.sameBytes(Array(signature.utf8), Array(mac(data.unsigned.encoded()).utf8)) else {
-            throw FerryError(.invalidResumeData, "the resume data was altered or not made by this agent (its signature does not match)")
+            throw FerryError(
+                .invalidResumeData,
+                "the resume data was altered or not made by this agent (its signature does not match)")
         }
         data.signedByAgent = true
         return data
     }
 
     private func mac(_ message: [UInt8]) -> String {
-        guard let hex = g_compute_hmac_for_data(G_CHECKSUM_SHA256, key, gsize(key.count), message, gsize(message.count)) else { return "" }
+        guard let hex = g_compute_hmac_for_data(G_CHECKSUM_SHA256, key, gsize(key.count), message, gsize(message.count))
+        else { return "" }
         defer { g_free(hex) }
         return String(cString: hex)
     }

@@ -12,9 +12,12 @@ import Logging
 enum AppSpawner {
     /// Starts `argv` (ProcessLauncher) and moves it to a scope of its own; with `reap` false
     /// the caller watches the child (g_child_watch_add).
-    static func spawn(_ argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil,
-                      reap: Bool = true, log: Logger) throws -> GPid {
-        let pid = try ProcessLauncher.spawn(argv, environment: environment, workingDirectory: workingDirectory, watch: !reap)
+    static func spawn(
+        _ argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil,
+        reap: Bool = true, log: Logger
+    ) throws -> GPid {
+        let pid = try ProcessLauncher.spawn(
+            argv, environment: environment, workingDirectory: workingDirectory, watch: !reap)
         moveToOwnScope(pid: pid, name: argv.first ?? "app", log: log)
         return pid
     }
@@ -25,15 +28,20 @@ enum AppSpawner {
         guard pid > 0, let bus = sessionBus else { return }
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
         let unit = "app-ferry-\(unitNamePart(name))-\(pid).scope"
-        let text = "('\(unit)', 'fail', [('PIDs', <[uint32 \(pid)]>), ('CollectMode', <'inactive-or-failed'>)], @a(sa(sv)) [])"
+        let text =
+            "('\(unit)', 'fail', [('PIDs', <[uint32 \(pid)]>), ('CollectMode', <'inactive-or-failed'>)], @a(sa(sv)) [])"
         guard let args = g_variant_parse(nil, text, nil, nil, nil) else { return }
-        g_dbus_connection_call(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                               "org.freedesktop.systemd1.Manager", "StartTransientUnit", args, nil,
-                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 5_000, nil, { source, result, _ in
-            var error: UnsafeMutablePointer<GError>?
-            if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) { g_variant_unref(reply) }
-            g_clear_error(&error)
-        }, nil)
+        g_dbus_connection_call(
+            bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager", "StartTransientUnit", args, nil,
+            G_DBUS_CALL_FLAGS_NO_AUTO_START, 5_000, nil,
+            { source, result, _ in
+                var error: UnsafeMutablePointer<GError>?
+                if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
+                    g_variant_unref(reply)
+                }
+                g_clear_error(&error)
+            }, nil)
         log.debug("asked systemd for \(unit)")
     }
 
@@ -46,18 +54,21 @@ enum AppSpawner {
     /// `sessionBus` never connects on the loop. It does not end the agent when the bus closes
     /// (the agent's own connection tells it, and it saves its state first).
     static func warmSessionBus() {
-        g_bus_get(G_BUS_TYPE_SESSION, nil, { _, result, _ in
-            guard let bus = g_bus_get_finish(result, nil) else { return }
-            g_dbus_connection_set_exit_on_close(bus, 0)   // kept: GIO's one connection, for the agent's lifetime
-        }, nil)
+        g_bus_get(
+            G_BUS_TYPE_SESSION, nil,
+            { _, result, _ in
+                guard let bus = g_bus_get_finish(result, nil) else { return }
+                g_dbus_connection_set_exit_on_close(bus, 0)  // kept: GIO's one connection, for the agent's lifetime
+            }, nil)
     }
 
     /// "/usr/bin/xdg-open" → "xdg_open": ASCII letters, digits and _ only (no unit-name escaping needed).
     static func unitNamePart(_ path: String) -> String {
         let base = path.split(separator: "/").last.map(String.init) ?? "app"
-        let cleaned = String(base.unicodeScalars.prefix(64).map { s -> Character in
-            s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s)) ? Character(s) : "_"
-        })
+        let cleaned = String(
+            base.unicodeScalars.prefix(64).map { s -> Character in
+                s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s)) ? Character(s) : "_"
+            })
         return cleaned.isEmpty ? "app" : cleaned
     }
 }

@@ -20,11 +20,15 @@ final class Keyring {
         let label = Self.label(key)
         forget(key) {
             let attributes = Self.attributes(key, user: credential.user)
-            secret_password_storev(Self.schema, attributes, SECRET_COLLECTION_DEFAULT, label, credential.password, nil, { _, result, data in
-                let (me, label) = Box<(Keyring, String)>.take(data!)
-                var error: UnsafeMutablePointer<GError>?
-                if secret_password_store_finish(result, &error) == 0 { me.failed("could not keep a credential (\(label))", &error) }
-            }, Box<(Keyring, String)>.retained((self, label)))
+            secret_password_storev(
+                Self.schema, attributes, SECRET_COLLECTION_DEFAULT, label, credential.password, nil,
+                { _, result, data in
+                    let (me, label) = Box<(Keyring, String)>.take(data!)
+                    var error: UnsafeMutablePointer<GError>?
+                    if secret_password_store_finish(result, &error) == 0 {
+                        me.failed("could not keep a credential (\(label))", &error)
+                    }
+                }, Box<(Keyring, String)>.retained((self, label)))
             g_hash_table_unref(attributes)
         }
     }
@@ -32,13 +36,15 @@ final class Keyring {
     /// Removes what is kept under `key` (then calls `done`).
     func forget(_ key: CredentialKey, _ done: @escaping () -> Void = {}) {
         let attributes = Self.attributes(key)
-        secret_password_clearv(Self.schema, attributes, nil, { _, result, data in
-            let (me, done) = Box<(Keyring, () -> Void)>.take(data!)
-            var error: UnsafeMutablePointer<GError>?
-            _ = secret_password_clear_finish(result, &error)
-            if error != nil { me.failed("could not remove a credential", &error) }
-            done()
-        }, Box<(Keyring, () -> Void)>.retained((self, done)))
+        secret_password_clearv(
+            Self.schema, attributes, nil,
+            { _, result, data in
+                let (me, done) = Box<(Keyring, () -> Void)>.take(data!)
+                var error: UnsafeMutablePointer<GError>?
+                _ = secret_password_clear_finish(result, &error)
+                if error != nil { me.failed("could not remove a credential", &error) }
+                done()
+            }, Box<(Keyring, () -> Void)>.retained((self, done)))
         g_hash_table_unref(attributes)
     }
 
@@ -47,19 +53,21 @@ final class Keyring {
         guard let key = keys.first else { done(nil); return }
         let attributes = Self.attributes(key)
         let flags = SecretSearchFlags(rawValue: SECRET_SEARCH_UNLOCK.rawValue | SECRET_SEARCH_LOAD_SECRETS.rawValue)
-        secret_service_search(nil, Self.schema, attributes, flags, nil, { _, result, data in
-            let (me, keys, done) = Box<(Keyring, [CredentialKey], (Credential?) -> Void)>.take(data!)
-            var error: UnsafeMutablePointer<GError>?
-            let items = secret_service_search_finish(nil, result, &error)
-            if error != nil { me.failed("could not look for a credential", &error) }
-            if let found = Keyring.credential(in: items) {
-                done(found)
-            } else if keys.count > 1 {
-                me.find(Array(keys.dropFirst()), done)
-            } else {
-                done(nil)
-            }
-        }, Box<(Keyring, [CredentialKey], (Credential?) -> Void)>.retained((self, keys, done)))
+        secret_service_search(
+            nil, Self.schema, attributes, flags, nil,
+            { _, result, data in
+                let (me, keys, done) = Box<(Keyring, [CredentialKey], (Credential?) -> Void)>.take(data!)
+                var error: UnsafeMutablePointer<GError>?
+                let items = secret_service_search_finish(nil, result, &error)
+                if error != nil { me.failed("could not look for a credential", &error) }
+                if let found = Keyring.credential(in: items) {
+                    done(found)
+                } else if keys.count > 1 {
+                    me.find(Array(keys.dropFirst()), done)
+                } else {
+                    done(nil)
+                }
+            }, Box<(Keyring, [CredentialKey], (Credential?) -> Void)>.retained((self, keys, done)))
         g_hash_table_unref(attributes)
     }
 
@@ -70,7 +78,8 @@ final class Keyring {
         let unavailable = message.contains("org.freedesktop.secrets")
         guard !unavailable || !saidUnavailable else { return }
         saidUnavailable = saidUnavailable || unavailable
-        log.warning("keyring: \(what): \(message)\(unavailable ? " (credentials from URLs are then kept in memory only)" : "")")
+        log.warning(
+            "keyring: \(what): \(message)\(unavailable ? " (credentials from URLs are then kept in memory only)" : "")")
     }
 
     // MARK: - Items
@@ -79,12 +88,15 @@ final class Keyring {
     private static func credential(in items: UnsafeMutablePointer<GList>?) -> Credential? {
         defer { g_list_free_full(items, g_object_unref) }
         guard let item = items?.pointee.data?.assumingMemoryBound(to: SecretItem.self),
-              let value = secret_item_get_secret(item) else { return nil }
+            let value = secret_item_get_secret(item)
+        else { return nil }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
         guard let text = secret_value_get_text(value) else { return nil }
         let attributes = secret_item_get_attributes(item)
         defer { g_hash_table_unref(attributes) }
-        let user = g_hash_table_lookup(attributes, "user").map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+        let user =
+            g_hash_table_lookup(attributes, "user").map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+            ?? ""
         return Credential(user: user, password: String(cString: text))
     }
 
@@ -99,8 +111,10 @@ final class Keyring {
         var pairs: [(String, String)]
         switch key {
         case .space(let s):
-            pairs = [("kind", "space"), ("app", s.app), ("scheme", s.scheme), ("host", s.host), ("port", String(s.port)),
-                     ("realm", s.realm)]
+            pairs = [
+                ("kind", "space"), ("app", s.app), ("scheme", s.scheme), ("host", s.host), ("port", String(s.port)),
+                ("realm", s.realm),
+            ]
         case .task(let id, let created, let host):
             pairs = [("kind", "task"), ("task", String(id)), ("created", String(created)), ("host", host)]
         }
@@ -120,7 +134,8 @@ final class Keyring {
         withUnsafeMutableBytes(of: &p.pointee.attributes) { raw in
             let slots = raw.bindMemory(to: SecretSchemaAttribute.self)
             for (i, name) in names.enumerated() {
-                slots[i] = SecretSchemaAttribute(name: UnsafePointer(strdup(name)), type: SECRET_SCHEMA_ATTRIBUTE_STRING)
+                slots[i] = SecretSchemaAttribute(
+                    name: UnsafePointer(strdup(name)), type: SECRET_SCHEMA_ATTRIBUTE_STRING)
             }
         }
         return UnsafePointer(p)

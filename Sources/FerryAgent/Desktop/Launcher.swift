@@ -27,21 +27,26 @@ enum Launcher {
             switch target {
             case .command(let argv):
                 guard let first = argv.first else { throw FerryError(.invalidArgument, "empty launch command") }
-                let pid = argv.count == 1 && first.hasSuffix(".desktop")
+                let pid =
+                    argv.count == 1 && first.hasSuffix(".desktop")
                     ? try launchDesktopEntry(first, session: session, log: log)
-                    : try AppSpawner.spawn(argv, environment: [environmentKey: session],
-                                           workingDirectory: String(cString: g_get_home_dir()), reap: false, log: log)
+                    : try AppSpawner.spawn(
+                        argv, environment: [environmentKey: session],
+                        workingDirectory: String(cString: g_get_home_dir()), reap: false, log: log)
                 watch(pid, report)
             case .app(let id, let kind):
-                let session = SessionKey.name(of: session, app: id)   // the app's own name for it
+                let session = SessionKey.name(of: session, app: id)  // the app's own name for it
                 if kind == .flatpak, isDBusActivatable(id) {
                     activate(id, session: session, log: log, report: report)
                     return
                 }
                 // `flatpak run` starts the app in its sandbox with the variable set inside.
-                let argv = kind == .flatpak ? ["flatpak", "run", "--env=\(environmentKey)=\(session)", id] : ["snap", "run", id]
-                let pid = try AppSpawner.spawn(argv, environment: [environmentKey: session],
-                                               workingDirectory: String(cString: g_get_home_dir()), reap: false, log: log)
+                let argv =
+                    kind == .flatpak
+                    ? ["flatpak", "run", "--env=\(environmentKey)=\(session)", id] : ["snap", "run", id]
+                let pid = try AppSpawner.spawn(
+                    argv, environment: [environmentKey: session],
+                    workingDirectory: String(cString: g_get_home_dir()), reap: false, log: log)
                 watch(pid, report)
             }
         } catch {
@@ -51,9 +56,11 @@ enum Launcher {
 
     private static func watch(_ pid: Int32, _ report: @escaping (Report) -> Void) {
         report(.started(pid: pid))
-        g_child_watch_add_full(G_PRIORITY_DEFAULT, pid, { _, status, user in
-            Box<(Report) -> Void>.peek(user!)(.exited(status: status))
-        }, Box.retained(report), Box<(Report) -> Void>.release)
+        g_child_watch_add_full(
+            G_PRIORITY_DEFAULT, pid,
+            { _, status, user in
+                Box<(Report) -> Void>.peek(user!)(.exited(status: status))
+            }, Box.retained(report), Box<(Report) -> Void>.release)
     }
 
     private static func launchDesktopEntry(_ entry: String, session: String, log: Logger) throws -> Int32 {
@@ -79,18 +86,20 @@ enum Launcher {
         let path = "/" + id.replacing(".", with: "/").replacing("-", with: "_")
         let args = activateActionArguments(session)
         let pending = ActivationPending(id: id, report: report)
-        g_dbus_connection_call(bus, id, path, "org.freedesktop.Application", "ActivateAction", args, nil,
-                               GDBusCallFlags(rawValue: 0) /* NONE: the bus starts the app */, 25_000, nil, { source, result, user in
-            let pending = Box<ActivationPending>.take(user!)
-            var error: UnsafeMutablePointer<GError>?
-            if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
-                g_variant_unref(reply)
-                pending.report(.started(pid: 0))
-                pending.watchName(on: OpaquePointer(source)!)
-            } else {
-                pending.report(.failed(ProcessLauncher.failure("activating \(pending.id)", error).message))
-            }
-        }, Box.retained(pending))
+        g_dbus_connection_call(
+            bus, id, path, "org.freedesktop.Application", "ActivateAction", args, nil,
+            GDBusCallFlags(rawValue: 0) /* NONE: the bus starts the app */, 25_000, nil,
+            { source, result, user in
+                let pending = Box<ActivationPending>.take(user!)
+                var error: UnsafeMutablePointer<GError>?
+                if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
+                    g_variant_unref(reply)
+                    pending.report(.started(pid: 0))
+                    pending.watchName(on: OpaquePointer(source)!)
+                } else {
+                    pending.report(.failed(ProcessLauncher.failure("activating \(pending.id)", error).message))
+                }
+            }, Box.retained(pending))
         log.debug("activating \(id) for session \(session)")
     }
 
@@ -99,8 +108,10 @@ enum Launcher {
         let variantType = g_variant_type_new("v")
         defer { g_variant_type_free(variantType) }
         var parameter: [OpaquePointer?] = [g_variant_new_variant(g_variant_new_string(session))]
-        var items: [OpaquePointer?] = [g_variant_new_string(action), g_variant_new_array(variantType, &parameter, 1),
-                                       Value.dict([:]).makeGVariant()]
+        var items: [OpaquePointer?] = [
+            g_variant_new_string(action), g_variant_new_array(variantType, &parameter, 1),
+            Value.dict([:]).makeGVariant(),
+        ]
         return g_variant_new_tuple(&items, 3)
     }
 
@@ -112,13 +123,15 @@ enum Launcher {
         init(id: String, report: @escaping (Report) -> Void) { self.id = id; self.report = report }
 
         func watchName(on bus: OpaquePointer) {
-            watcher = g_bus_watch_name_on_connection(bus, id, GBusNameWatcherFlags(rawValue: 0), nil, { _, _, user in
-                let me = Box<ActivationPending>.peek(user!)
-                guard me.watcher != 0 else { return }
-                g_bus_unwatch_name(me.watcher)
-                me.watcher = 0
-                me.report(.exited(status: 0))
-            }, Box.retained(self), Box<ActivationPending>.release)
+            watcher = g_bus_watch_name_on_connection(
+                bus, id, GBusNameWatcherFlags(rawValue: 0), nil,
+                { _, _, user in
+                    let me = Box<ActivationPending>.peek(user!)
+                    guard me.watcher != 0 else { return }
+                    g_bus_unwatch_name(me.watcher)
+                    me.watcher = 0
+                    me.report(.exited(status: 0))
+                }, Box.retained(self), Box<ActivationPending>.release)
         }
     }
 }

@@ -14,12 +14,14 @@ final class NetworkWatch {
         monitor = g_network_monitor_get_default()
         power = g_power_profile_monitor_dup_default()
         if let power {
-            GSignal.connect(UnsafeMutableRawPointer(power), "notify::power-saver-enabled") { [weak self] (_: UnsafeMutableRawPointer?) in
+            GSignal.connect(UnsafeMutableRawPointer(power), "notify::power-saver-enabled") {
+                [weak self] (_: UnsafeMutableRawPointer?) in
                 self?.changed()
             }
         }
         guard let monitor else { return }
-        GSignal.connect(UnsafeMutableRawPointer(monitor), "network-changed") { [weak self] (_: Bool) in self?.changed() }
+        GSignal.connect(UnsafeMutableRawPointer(monitor), "network-changed") { [weak self] (_: Bool) in self?.changed()
+        }
     }
 
     var state: NetworkState { NetworkState(available: available, metered: metered, powerSaver: powerSaver) }

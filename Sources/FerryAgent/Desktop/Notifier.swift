@@ -52,7 +52,9 @@ final class Notifier {
         let outcomes = pending
         pending.removeAll()
         // A file an app takes over (moved away during its callback) cannot be opened from here later.
-        let plans = PopupPlan.plan(outcomes).map { plan -> (PopupPlan, String?) in (plan, plan.file.flatMap { appOwned($0) ? nil : $0 }) }
+        let plans = PopupPlan.plan(outcomes).map { plan -> (PopupPlan, String?) in
+            (plan, plan.file.flatMap { appOwned($0) ? nil : $0 })
+        }
         thread.async { [self] in for (plan, file) in plans { show(plan, file: file) } }
     }
 
@@ -68,7 +70,8 @@ final class Notifier {
         let user = Box.unretained(box)
         let action: NotifyActionCallback = { n, action, user in
             let popup = Box<Popup>.peek(user!)
-            popup.notifier.invoked(action: action.map { String(cString: $0) } ?? "", file: popup.file, appSession: popup.appSession)
+            popup.notifier.invoked(
+                action: action.map { String(cString: $0) } ?? "", file: popup.file, appSession: popup.appSession)
         }
         notify_notification_add_action(n, "default", "Open", action, user, nil)
         if file != nil {
@@ -82,7 +85,8 @@ final class Notifier {
         var error: UnsafeMutablePointer<GError>?
         if notify_notification_show(n, &error) == 0 {
             if !serverMissingLogged {
-                log.notice("no notification server (\(error.map { String(cString: $0.pointee.message) } ?? "?")): popups are off until one appears")
+                let why = error.map { String(cString: $0.pointee.message) } ?? "?"
+                log.notice("no notification server (\(why)): popups are off until one appears")
                 serverMissingLogged = true
             }
             g_clear_error(&error)
@@ -121,22 +125,25 @@ enum Opener {
     static func showInFolder(_ path: String, log: Logger) {
         let folder = PathName.folder(of: path)
         let fallback: () -> Void = { spawn(["xdg-open", folder], log: log) }
-        guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { fallback(); return }   // the agent's own, cached
+        // the agent's own, cached
+        guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { fallback(); return }
         defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
         let uri = URL(filePath: path, directoryHint: .notDirectory).absoluteString
         let args = Value.tuple([.strings([uri]), .string("")]).makeGVariant()
-        g_dbus_connection_call(bus, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
-                               "org.freedesktop.FileManager1", "ShowItems", args, nil,
-                               G_DBUS_CALL_FLAGS_NONE, 5_000, nil, { source, result, user in
-            let fallback = Box<() -> Void>.take(user!)
-            var error: UnsafeMutablePointer<GError>?
-            if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
-                g_variant_unref(reply)
-            } else {
-                g_clear_error(&error)
-                fallback()
-            }
-        }, Box.retained(fallback))
+        g_dbus_connection_call(
+            bus, "org.freedesktop.FileManager1", "/org/freedesktop/FileManager1",
+            "org.freedesktop.FileManager1", "ShowItems", args, nil,
+            G_DBUS_CALL_FLAGS_NONE, 5_000, nil,
+            { source, result, user in
+                let fallback = Box<() -> Void>.take(user!)
+                var error: UnsafeMutablePointer<GError>?
+                if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {
+                    g_variant_unref(reply)
+                } else {
+                    g_clear_error(&error)
+                    fallback()
+                }
+            }, Box.retained(fallback))
     }
 
     static func spawn(_ argv: [String], log: Logger) {

@@ -16,7 +16,7 @@ final class PopupThread {
         startThread(named: "ferry-popups") {
             g_main_context_push_thread_default(handoff.context)
             let loop = g_main_loop_new(handoff.context, 0)
-            g_main_loop_run(loop)   // for the agent's lifetime
+            g_main_loop_run(loop)  // for the agent's lifetime
         }
     }
 

@@ -23,12 +23,16 @@ enum Finalizer {
     /// `confined`: a sandboxed app's file; its folder is opened along the resolved path it was
     /// allowed, no link on the way, and everything happens through that descriptor.
     /// `mode`: the finished file's (the staging file is the agent's, 0600, until then).
-    static func finish(staging: String, record r: TaskRecord, defaultDirectory: String, confined: Bool,
-                       mode: mode_t = 0o600) throws -> Saved {
+    static func finish(
+        staging: String, record r: TaskRecord, defaultDirectory: String, confined: Bool,
+        mode: mode_t = 0o600
+    ) throws -> Saved {
         if let expected = r.sha256 {
             let actual = try sha256(of: staging)
             guard actual == expected.lowercased() else {
-                throw Failure(name: "ChecksumMismatch", message: "SHA-256 mismatch: expected \(expected.lowercased()), got \(actual)")
+                throw Failure(
+                    name: "ChecksumMismatch",
+                    message: "SHA-256 mismatch: expected \(expected.lowercased()), got \(actual)")
             }
         }
         let asked: String
@@ -45,7 +49,9 @@ enum Finalizer {
         if !confined, r.output == nil, r.directory == nil { makeFolder(asked) }
         guard confined else { return try save(staging, r, into: asked, as: name, mode: mode) }
         let pinned: ConfinedFolder
-        do { pinned = try ConfinedFolder(asked) } catch let e as FerryError { throw Failure(name: "InvalidDestination", message: e.message) }
+        do { pinned = try ConfinedFolder(asked) } catch let e as FerryError {
+            throw Failure(name: "InvalidDestination", message: e.message)
+        }
         // Names through the descriptor mean nothing once it is closed: the user's names go out.
         do {
             let saved = try save(staging, r, into: pinned.pinned, as: name, mode: mode)
@@ -55,25 +61,32 @@ enum Finalizer {
         }
     }
 
-    private static func save(_ staging: String, _ r: TaskRecord, into directory: String, as name: String,
-                             mode: mode_t) throws -> Saved {
+    private static func save(
+        _ staging: String, _ r: TaskRecord, into directory: String, as name: String,
+        mode: mode_t
+    ) throws -> Saved {
         guard let folder = Paths.writableDirectory(directory) else {
             let why = access(directory, F_OK) == 0 ? "is not writable" : "is missing (a drive pulled, a share down?)"
-            throw Failure(name: "FolderMissing",
-                          message: "destination folder \(directory) \(why); the finished bytes are kept until it is back")
+            throw Failure(
+                name: "FolderMissing",
+                message: "destination folder \(directory) \(why); the finished bytes are kept until it is back")
         }
         let staged = syncFile(staging, mode: mode)
         CrashPoint.reached(.fileSynced)
         let copy = copyName(directory: directory, task: r.id)
         // A crash between link(2) and the commit left the file linked already: it is ours.
-        if staged.map({ $0.st_nlink > 1 }) ?? true, let done = alreadyLinked(staging, directory: directory, name: name) {
+        if staged.map({ $0.st_nlink > 1 }) ?? true, let done = alreadyLinked(staging, directory: directory, name: name)
+        {
             return Saved(path: done, cleanup: [staging])
         }
         // A copy to another file system (made only there) may have been linked already too.
         let sameDisk = staged.map { $0.st_dev == folder.st_dev } ?? false
-        if !sameDisk, let done = alreadyLinked(copy, directory: directory, name: name) { return Saved(path: done, cleanup: [staging, copy]) }
+        if !sameDisk, let done = alreadyLinked(copy, directory: directory, name: name) {
+            return Saved(path: done, cleanup: [staging, copy])
+        }
         do {
-            let path = try NoOverwriteMove.link(staging, into: directory, as: name, temporary: copy, syncDirectory: false)
+            let path = try NoOverwriteMove.link(
+                staging, into: directory, as: name, temporary: copy, syncDirectory: false)
             CrashPoint.reached(.linkedIntoPlace)
             return Saved(path: path, cleanup: sameDisk ? [staging] : [staging, copy])
         } catch NoOverwriteMove.Failure.noSpace(let dir) {

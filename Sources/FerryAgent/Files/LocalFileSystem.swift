@@ -7,7 +7,7 @@ import CFerryShim
 enum LocalFileSystem {
     /// statfs(2)'s f_type of the local file systems (linux/magic.h); any other is treated as remote.
     static let localTypes: Set<Int> = [
-        0xEF53,       // ext2, ext3, ext4
+        0xEF53,  // ext2, ext3, ext4
         0x5846_5342,  // xfs
         0x9123_683E,  // btrfs
         0x0102_1994,  // tmpfs

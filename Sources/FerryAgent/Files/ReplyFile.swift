@@ -14,7 +14,9 @@ final class ReplyFile {
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let e = errno
-            throw TransferStartFailure(errno: e, message: "cannot open the file for the upload's reply \(path): \(String(cString: strerror(e)))")
+            throw TransferStartFailure(
+                errno: e,
+                message: "cannot open the file for the upload's reply \(path): \(String(cString: strerror(e)))")
         }
     }
 
@@ -27,7 +29,7 @@ final class ReplyFile {
         var done = 0
         while done < min(count, room) {
             let n = write(fd, data + done, min(count, room) - done)
-            if n < 0 { if errno == EINTR { continue }; return 0 }   // CURLE_WRITE_ERROR: a retry will do
+            if n < 0 { if errno == EINTR { continue }; return 0 }  // CURLE_WRITE_ERROR: a retry will do
             done += n
         }
         length += Int64(done)

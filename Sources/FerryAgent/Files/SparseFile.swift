@@ -18,7 +18,7 @@ enum SparseFile {
         while offset < size {
             let data = lseek(fd, off_t(offset), seekData)
             if data < 0 {
-                if errno == ENXIO { break }   // only a hole from here on
+                if errno == ENXIO { break }  // only a hole from here on
                 return [0..<size]
             }
             guard Int64(data) < size else { break }
@@ -50,7 +50,9 @@ enum SparseFile {
             if n > 0 { offset += Int64(n); continue }
             if n == 0 { return offset }
             if errno == EINTR { continue }
-            guard [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) else { throw UploadCopy.failure("cannot copy the file to upload") }
+            guard [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) else {
+                throw UploadCopy.failure("cannot copy the file to upload")
+            }
             return try readWrite(from, to, offset..<range.upperBound)
         }
         return offset
@@ -63,11 +65,17 @@ enum SparseFile {
             let want = Int(min(Int64(buffer.count), range.upperBound - offset))
             let n = buffer.withUnsafeMutableBytes { pread(from, $0.baseAddress, want, off_t(offset)) }
             if n == 0 { return offset }
-            guard n > 0 else { if errno == EINTR { continue }; throw UploadCopy.failure("cannot read the file to upload") }
+            guard n > 0 else {
+                if errno == EINTR { continue }; throw UploadCopy.failure("cannot read the file to upload")
+            }
             var done = 0
             while done < n {
-                let w = buffer.withUnsafeBytes { pwrite(to, $0.baseAddress! + done, n - done, off_t(offset) + off_t(done)) }
-                guard w > 0 else { if errno == EINTR { continue }; throw UploadCopy.failure("cannot copy the file to upload") }
+                let w = buffer.withUnsafeBytes {
+                    pwrite(to, $0.baseAddress! + done, n - done, off_t(offset) + off_t(done))
+                }
+                guard w > 0 else {
+                    if errno == EINTR { continue }; throw UploadCopy.failure("cannot copy the file to upload")
+                }
                 done += w
             }
             offset += Int64(n)

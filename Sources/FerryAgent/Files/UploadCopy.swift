@@ -50,7 +50,9 @@ enum UploadCopy {
 
     /// Copies the first `size` bytes of `fd` (from offset 0; the app's own offset is left alone)
     /// into a new file in `folder` (the owner's), syncs it, and closes `fd`.
-    static func copy(_ fd: Int32, size: Int64, into folder: String, _ rules: Rules) throws -> (path: String, size: Int64) {
+    static func copy(
+        _ fd: Int32, size: Int64, into folder: String, _ rules: Rules
+    ) throws -> (path: String, size: Int64) {
         defer { close(fd) }
         guard Paths.mkdirAll(folder, mode: 0o700) else { throw FerryError(.failed, "cannot create \(folder)") }
         let segments = SparseFile.dataSegments(fd, size: size)
@@ -58,9 +60,13 @@ enum UploadCopy {
         try rules.limits.admit(data: data, held: SparseFile.usage(ofFolder: folder), owner: rules.owner)
         var disk = statvfs()
         if statvfs(folder, &disk) == 0 {
-            let available = Int64(disk.f_bavail) * Int64(disk.f_frsize), total = Int64(disk.f_blocks) * Int64(disk.f_frsize)
+            let available = Int64(disk.f_bavail) * Int64(disk.f_frsize),
+                total = Int64(disk.f_blocks) * Int64(disk.f_frsize)
             guard rules.reserve.allows(writing: data, available: available, total: total) else {
-                throw FerryError(.storeUnavailable, "no room to keep a copy of the file to upload: " + rules.reserve.refusal(available: available, total: total))
+                throw FerryError(
+                    .storeUnavailable,
+                    "no room to keep a copy of the file to upload: "
+                        + rules.reserve.refusal(available: available, total: total))
             }
         }
         let path = folder + UUID().uuidString.lowercased() + ".upload"
@@ -71,18 +77,21 @@ enum UploadCopy {
             close(out)
             if !kept { unlink(path) }
         }
-        var end = size   // a hole at the end stays a hole
+        var end = size  // a hole at the end stays a hole
         for segment in segments {
             let reached = try SparseFile.copy(fd, out, segment)
-            if reached < segment.upperBound { end = reached; break }   // the file shrank meanwhile: it ends here
+            if reached < segment.upperBound { end = reached; break }  // the file shrank meanwhile: it ends here
         }
-        guard ftruncate(out, off_t(end)) == 0, fsync(out) == 0 else { throw failure("cannot sync the copy of the file to upload") }
+        guard ftruncate(out, off_t(end)) == 0, fsync(out) == 0 else {
+            throw failure("cannot sync the copy of the file to upload")
+        }
         kept = true
         return (path, end)
     }
 
     static func failure(_ what: String) -> FerryError {
         let e = errno
-        return FerryError(e == ENOSPC || e == EDQUOT ? .storeUnavailable : .failed, "\(what): \(String(cString: strerror(e)))")
+        return FerryError(
+            e == ENOSPC || e == EDQUOT ? .storeUnavailable : .failed, "\(what): \(String(cString: strerror(e)))")
     }
 }

@@ -23,8 +23,10 @@ struct UploadSource {
         modified = record.lastModified
         if let why = changed() {
             close(fd)
-            throw TransferStartFailure(errno: Self.changedErrno, message: "the file to upload \(path) changed since it was queued (\(why)): "
-                                       + "it is not sent; queue it again to send it as it is now")
+            throw TransferStartFailure(
+                errno: Self.changedErrno,
+                message: "the file to upload \(path) changed since it was queued (\(why)): "
+                    + "it is not sent; queue it again to send it as it is now")
         }
     }
 

@@ -5,14 +5,15 @@ extension Agent {
     /// connection limits for what starts next, the core's part in a turn of its own.
     public func apply(_ new: AgentSettings) {
         settings = new
-        guard store != nil else {   // not started: the core has seen nothing yet
+        guard store != nil else {  // not started: the core has seen nothing yet
             core = AgentCore(settings: new.core)
             return
         }
         notifier.enabled = new.popups
         notifier.windowMilliseconds = new.popupWindowMilliseconds
-        transfers.setLimits(total: new.core.maxTotal, host: new.core.maxPerHost,
-                            download: new.transfer.downloadLimit, upload: new.transfer.uploadLimit)
+        transfers.setLimits(
+            total: new.core.maxTotal, host: new.core.maxPerHost,
+            download: new.transfer.downloadLimit, upload: new.transfer.uploadLimit)
         feed(.settingsChanged(new.core))
     }
 }

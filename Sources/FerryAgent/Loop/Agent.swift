@@ -71,7 +71,7 @@ public final class Agent {
         notifier.appOwned = { $0.hasPrefix(inbox) }
         transfers = Transfers(settings: settings)
         transfers.feed = { [unowned self] input in
-            turn {   // a curl round's turn, or one of its own (a transfer prepared off the loop)
+            turn {  // a curl round's turn, or one of its own (a transfer prepared off the loop)
                 handle(input)
             }
         }
@@ -87,16 +87,19 @@ public final class Agent {
         try removeUnusedUploadCopies()
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
-        var state = AgentStartState(queues: try store.loadEventQueues(), sessions: try store.allSessions(),
-                                    badge: Int(try store.meta("badge") ?? "0") ?? 0, lastTaskID: try store.lastTaskID(),
-                                    network: network.state, staged: staged)
+        var state = AgentStartState(
+            queues: try store.loadEventQueues(), sessions: try store.allSessions(),
+            badge: Int(try store.meta("badge") ?? "0") ?? 0, lastTaskID: try store.lastTaskID(),
+            network: network.state, staged: staged)
         let leaked = try store.tasksWithURLCredentials()
         state.urlCredentials = leaked ?? []
         notifier.onActivated = { [weak self] in self?.feed(.popupActivated(appSession: $0)) }
-        network.onChange = { [weak self] state in self?.transfers.networkChanged(); self?.feed(.networkChanged(state)) }
+        network.onChange = { [weak self] state in
+            self?.transfers.networkChanged(); self?.feed(.networkChanged(state))
+        }
         mounts.onChange = { [weak self] in self?.feed(.mountsChanged) }
         if state.urlCredentials.isEmpty { feed(.started(state)) } else { try store.scrubbing { feed(.started(state)) } }
-        if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }   // after the turn's commit: once
+        if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }  // after the turn's commit: once
     }
 
     var storePath: String { state.store }
@@ -111,9 +114,10 @@ public final class Agent {
                 do { try logSync.sync() } catch {
                     // The kernel may have dropped the pages it could not write (fsync's error
                     // is reported once): going on could report changes that are not on disk.
-                    log.critical("cannot make the agent's store durable (\(error)): exiting; a restart reloads what is on disk")
+                    log.critical(
+                        "cannot make the agent's store durable (\(error)): exiting; a restart reloads what is on disk")
                     fflush(stderr)
-                    _exit(74)   // EX_IOERR
+                    _exit(74)  // EX_IOERR
                 }
             }
         }
@@ -122,7 +126,7 @@ public final class Agent {
 
     /// Stops every transfer so that it resumes on the next start; bytes on disk are kept.
     public func shutdown() {
-        guard store != nil else { return }   // never started (the name was another agent's)
+        guard store != nil else { return }  // never started (the name was another agent's)
         let received = transfers.stopAll()
         feed(.stopping(received: received))
     }
@@ -130,13 +134,19 @@ public final class Agent {
     /// A request from the bus: its answer, given only once its changes are durable.
     func request(_ r: AgentRequest) throws -> AgentReply {
         // Only a call to the agent's unique name can come before the well-known name is its own.
-        guard store != nil else { throw FerryError(.storeUnavailable, "the agent is starting: its store is not open yet") }
+        guard store != nil else {
+            throw FerryError(.storeUnavailable, "the agent is starting: its store is not open yet")
+        }
         var reply: Result<AgentReply, Error> = .success(.none)
         let committed = turn { reply = Result { try handle(request: r) } }
         let answer = try reply.get()
         guard committed else {
             if let e = turnFailure as? FerryError, e.kind == .storeUnavailable { throw e }
-            throw FerryError(.storeUnavailable, "cannot record the request: the agent's store cannot commit (\(turnFailure.map { "\($0)" } ?? "?"), is its disk full?); nothing was queued or changed")
+            throw FerryError(
+                .storeUnavailable,
+                "cannot record the request: the agent's store cannot commit (\(turnFailure.map { "\($0)" } ?? "?"), "
+                    + "is its disk full?); nothing was queued or changed"
+            )
         }
         return answer
     }
@@ -220,7 +230,11 @@ public final class Agent {
         case .reply:
             break
         case .taskChanged(let id, _, _):
-            if let i = taskChangedAt[id] { afterCommit[i] = e } else { taskChangedAt[id] = afterCommit.count; afterCommit.append(e) }
+            if let i = taskChangedAt[id] {
+                afterCommit[i] = e
+            } else {
+                taskChangedAt[id] = afterCommit.count; afterCommit.append(e)
+            }
         default:
             afterCommit.append(e)
         }
@@ -231,12 +245,13 @@ public final class Agent {
     private func carryOut(_ e: AgentEffect) {
         defer { crashSeam.carriedOut(e) }
         switch e {
-        case .startTransfer(let r, let plan, _, let credential):   // the core watches for stalls
+        case .startTransfer(let r, let plan, _, let credential):  // the core watches for stalls
             log.debug("task \(r.id): starting at byte \(plan.offset)")
             transfers.start(r, plan, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
         case .dropConnections: transfers.dropConnections()
-        case .finalize(let r, let dir, let confined): finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory, confined: confined)
+        case .finalize(let r, let dir, let confined):
+            finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory, confined: confined)
         case .discardBytes(let id):
             unlink(state.staged(id))
             unlink(state.quarantined(id))
@@ -247,12 +262,17 @@ public final class Agent {
         case .forgetCookies(let jar):
             transfers.forgetCookies(jar)
             unlink(jar)
-        case .removeFiles(let paths, let confined):   // on the worker: unlinking costs a file system too
+        case .removeFiles(let paths, let confined):  // on the worker: unlinking costs a file system too
             fileWorker.async { [log] in
-                for p in paths { if let why = ConfinedFolder.remove(p, confined: confined) { log.warning("did not remove \(p): \(why)") } }
+                for p in paths {
+                    if let why = ConfinedFolder.remove(p, confined: confined) {
+                        log.warning("did not remove \(p): \(why)")
+                    }
+                }
             }
         case .keepCredential(let key, let credential): keyring.keep(key, credential)
-        case .findCredential(let id, let keys): keyring.find(keys) { [weak self] in self?.feed(.credentialFound(task: id, $0)) }
+        case .findCredential(let id, let keys):
+            keyring.find(keys) { [weak self] in self?.feed(.credentialFound(task: id, $0)) }
         case .forgetCredential(let key): keyring.forget(key)
         case .taskChanged(let id, let state, let app): onTaskChanged(id, state, app)
         case .tasksRemoved(let ids, let app): onTasksRemoved(ids, app)
@@ -273,19 +293,30 @@ public final class Agent {
     }
 
     private func on<T>(_ queue: DispatchQueue, _ work: @escaping () -> T, then: @escaping (T) -> Void) {
-        queue.async { let result = work(); MainLoop.idle { then(result) } }
+        queue.async {
+            let result = work(); MainLoop.idle { then(result) }
+        }
     }
 
     /// Verifies and moves a finished file on the worker thread; results come back to the loop
     /// in batches, one turn each.
     private func finalize(_ r: TaskRecord, defaultDirectory: String, confined: Bool) {
-        finalizing.add(.init(record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory, confined: confined,
-                             mode: settings.deliveredFileMode))
+        finalizing.add(
+            .init(
+                record: r, staging: state.staged(r.id), defaultDirectory: defaultDirectory, confined: confined,
+                mode: settings.deliveredFileMode))
     }
 }
 
 private extension LogLevel {
-    var logger: Logger.Level { switch self { case .debug: .debug; case .info: .info; case .warning: .warning; case .error: .error } }
+    var logger: Logger.Level {
+        switch self {
+        case .debug: .debug;
+        case .info: .info;
+        case .warning: .warning;
+        case .error: .error
+        }
+    }
 }
 
 private extension AgentEffect {

@@ -52,10 +52,14 @@ struct JournalLogHandler: LogHandler {
         }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        let fields = ["MESSAGE=\(message)", "PRIORITY=\(Self.priority(level))", "SYSLOG_IDENTIFIER=ferryd",
-                      "CODE_FILE=\(file)", "CODE_LINE=\(line)", "CODE_FUNC=\(function)"]
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {
+        let fields = [
+            "MESSAGE=\(message)", "PRIORITY=\(Self.priority(level))", "SYSLOG_IDENTIFIER=ferryd",
+            "CODE_FILE=\(file)", "CODE_LINE=\(line)", "CODE_FUNC=\(function)",
+        ]
         var copies = fields.map { strdup($0)! }
         defer { for c in copies { free(c) } }
         var iov = copies.map { iovec(iov_base: UnsafeMutableRawPointer($0), iov_len: strlen($0)) }
@@ -91,8 +95,10 @@ final class RotatingFileLogHandler: LogHandler, @unchecked Sendable {
         size = fd >= 0 && fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {
         var seconds = Glibc.time(nil)
         var local = tm()
         localtime_r(&seconds, &local)

@@ -4,7 +4,7 @@ import Dispatch
 /// the worker still has queued work arrives in one loop callback, instead of one GLib source,
 /// one thread wake-up and one loop iteration per result (per small file, when 16 transfers
 /// are prepared at once).
-final class LoopHandoff<T>: @unchecked Sendable {   // `pending` is touched only on `queue`
+final class LoopHandoff<T>: @unchecked Sendable {  // `pending` is touched only on `queue`
     private let queue: DispatchQueue
     private let deliver: ([T]) -> Void
     private var pending: [T] = []
@@ -19,7 +19,7 @@ final class LoopHandoff<T>: @unchecked Sendable {   // `pending` is touched only
     func post(_ result: T) {
         pending.append(result)
         guard pending.count == 1 else { return }
-        queue.async { [self] in   // after the work already queued: its results join this batch
+        queue.async { [self] in  // after the work already queued: its results join this batch
             let batch = pending
             pending = []
             let deliver = deliver

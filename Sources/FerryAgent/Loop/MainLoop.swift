@@ -28,14 +28,18 @@ public final class MainLoop {
 
     /// Runs `body` once on the thread that runs `context` (callable from any thread).
     public static func invoke(in context: OpaquePointer, _ body: @escaping () -> Void) {
-        let box = Box<Callback>.retained { body(); return false }
+        let box = Box<Callback>.retained {
+            body(); return false
+        }
         g_main_context_invoke_full(context, G_PRIORITY_DEFAULT, sourceFn, box, release)
     }
 
     /// Runs once on the next loop iteration (callable from any thread: results of worker
     /// threads come back to the agent's loop this way).
     public static func idle(_ body: @escaping () -> Void) {
-        let box = Box<Callback>.retained { body(); return false }
+        let box = Box<Callback>.retained {
+            body(); return false
+        }
         g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, sourceFn, box, release)
     }
 
@@ -51,7 +55,9 @@ public final class MainLoop {
 
     /// Unix signal handler run on the loop (g_unix_signal_add: safe, no async-signal rules).
     public static func onSignal(_ signum: Int32, _ body: @escaping () -> Void) {
-        let box = Box<Callback>.retained { body(); return true }
+        let box = Box<Callback>.retained {
+            body(); return true
+        }
         g_unix_signal_add_full(G_PRIORITY_HIGH, signum, sourceFn, box, release)
     }
 

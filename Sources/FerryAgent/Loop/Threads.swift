@@ -31,15 +31,19 @@ final class Condition: @unchecked Sendable {
 
 /// Starts a detached thread named `name` (at most 15 bytes: shown in top, perf, /proc).
 func startThread(named name: String, _ body: @escaping () -> Void) {
-    final class Start { let name: String, body: () -> Void; init(_ n: String, _ b: @escaping () -> Void) { name = n; body = b } }
+    final class Start {
+        let name: String, body: () -> Void; init(_ n: String, _ b: @escaping () -> Void) { name = n; body = b }
+    }
     let start = Unmanaged.passRetained(Start(name, body)).toOpaque()
     var thread = pthread_t()
-    let code = pthread_create(&thread, nil, { raw in
-        let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-        ferry_name_thread(start.name)
-        start.body()
-        return nil
-    }, start)
+    let code = pthread_create(
+        &thread, nil,
+        { raw in
+            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+            ferry_name_thread(start.name)
+            start.body()
+            return nil
+        }, start)
     precondition(code == 0, "cannot start the thread \(name): error \(code)")
     pthread_detach(thread)
 }

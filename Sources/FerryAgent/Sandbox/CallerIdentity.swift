@@ -42,7 +42,8 @@ final class CallerIdentity {
     /// `then` hears whether it could be told.
     func joined(_ name: String, on bus: BusConnection, then: @escaping (Bool) -> Void = { _ in }) {
         let now = Self.bootTicks()
-        joinedAt[name] = min(now, watcher.joinedAt(name) ?? now)   // the earlier sighting: the watcher's, if the loop was busy
+        // the earlier sighting: the watcher's, if the loop was busy
+        joinedAt[name] = min(now, watcher.joinedAt(name) ?? now)
         identify(name, on: bus) { [self] caller in
             if caller == nil, joinedAt[name] != nil { unidentifiable.insert(name) }
             then(caller != nil)
@@ -56,14 +57,20 @@ final class CallerIdentity {
         guard waiting[sender] == nil else { waiting[sender]!.append(then); return }
         waiting[sender] = [then]
         let seenJoining = joinedAt[sender] != nil
-        bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
-                 [.string(sender)], timeoutMilliseconds: 10_000) { [self] result in
+        bus.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
+            [.string(sender)], timeoutMilliseconds: 10_000
+        ) { [self] result in
             var caller: Caller?
             // A connection not seen joining joined before the agent watched (or at the very start).
             let seen = joinedAt[sender] ?? watcher.joinedAt(sender) ?? watchingSince ?? Self.bootTicks()
-            if case .success(let reply) = result, let credentials = BusReader.read(reply, "GetConnectionCredentials", { try $0.dict() }),
-               let pid = credentials["ProcessID"]?.int64Value {
-                let label = credentials["LinuxSecurityLabel"]?.bytesValue.map { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if case .success(let reply) = result,
+                let credentials = BusReader.read(reply, "GetConnectionCredentials", { try $0.dict() }),
+                let pid = credentials["ProcessID"]?.int64Value
+            {
+                let label = credentials["LinuxSecurityLabel"]?.bytesValue.map {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
                 caller = self.caller(pid: Int32(pid), connectionSeenAt: seen, label: label)
             }
             let left = seenJoining && joinedAt[sender] == nil
@@ -78,7 +85,8 @@ final class CallerIdentity {
 
     /// The connections of the sandboxed app `app`.
     func peers(of app: String) -> [String] {
-        known.compactMap { name, caller in if case .sandboxed(let a) = caller, a.id == app { name } else { nil } }.sorted()
+        known.compactMap { name, caller in if case .sandboxed(let a) = caller, a.id == app { name } else { nil } }
+            .sorted()
     }
 
     /// Whether a sandboxed app is on the bus (known from its calls or its joining).
@@ -104,15 +112,19 @@ final class CallerIdentity {
         guard proc >= 0 else { return nil }
         defer { close(proc) }
         guard let stat = Self.read(at: proc, "stat"), let started = ProcessAge.startTicks(stat: stat),
-              ProcessAge.mayHaveOpened(startedAt: started, connectionSeenAt: seen) else { return nil }
+            ProcessAge.mayHaveOpened(startedAt: started, connectionSeenAt: seen)
+        else { return nil }
         if let info = Self.read(at: proc, "root/.flatpak-info") {
-            return SandboxedApp.flatpak(info: info, userHome: Self.resolved(XDG.home), userDirs: userDirs).map(Caller.sandboxed)
+            return SandboxedApp.flatpak(info: info, userHome: Self.resolved(XDG.home), userDirs: userDirs).map(
+                Caller.sandboxed)
         }
         // No /.flatpak-info: the root must still be readable, or we cannot tell (fail closed).
         let root = openat(proc, "root/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard root >= 0 else { return nil }
         close(root)
-        if let label = label ?? Self.read(at: proc, "attr/current"), let snap = SandboxedApp.snap(label: label, userHome: Self.resolved(XDG.home)) {
+        if let label = label ?? Self.read(at: proc, "attr/current"),
+            let snap = SandboxedApp.snap(label: label, userHome: Self.resolved(XDG.home))
+        {
             return .sandboxed(snap)
         }
         return .host

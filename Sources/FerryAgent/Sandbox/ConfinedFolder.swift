@@ -30,9 +30,10 @@ final class ConfinedFolder {
         var fd = ferry_openat2(AT_FDCWD, base, Self.pathOnly | O_DIRECTORY | O_CLOEXEC, 0, ferry_resolve_no_links())
         guard fd >= 0 else { throw Self.refusal(base, errno) }
         for name in path.dropFirst(base.count + 1).split(separator: "/") {
-            mkdirat(fd, String(name), 0o700)   // EEXIST: there already (perhaps as a link, refused next)
-            let next = ferry_openat2(fd, String(name), Self.pathOnly | O_DIRECTORY | O_CLOEXEC, 0,
-                                     ferry_resolve_no_links() | ferry_resolve_beneath())
+            mkdirat(fd, String(name), 0o700)  // EEXIST: there already (perhaps as a link, refused next)
+            let next = ferry_openat2(
+                fd, String(name), Self.pathOnly | O_DIRECTORY | O_CLOEXEC, 0,
+                ferry_resolve_no_links() | ferry_resolve_beneath())
             let e = errno
             close(fd)
             guard next >= 0 else { throw Self.refusal(path, e) }
@@ -72,7 +73,11 @@ final class ConfinedFolder {
 
     private static func refusal(_ path: String, _ e: Int32) -> FerryError {
         e == ELOOP || e == EXDEV || e == ENOTDIR
-            ? FerryError(.invalidDestination, "the folder \(path) was replaced by a link (or a file) since it was allowed; a sandboxed app's files go only where its sandbox lets it write")
+            ? FerryError(
+                .invalidDestination,
+                "the folder \(path) was replaced by a link (or a file) since it was allowed; a sandboxed app's files "
+                    + "go only where its sandbox lets it write"
+            )
             : FerryError(.invalidDestination, "cannot open the folder \(path): \(String(cString: strerror(e)))")
     }
 }

@@ -11,7 +11,9 @@ enum SandboxPaths {
     static func resolve(_ request: AgentRequest, _ app: SandboxedApp) throws -> AgentRequest {
         switch request {
         case .openSession(let id, var options, let peer):
-            if let dir = options.defaultDirectory { options.defaultDirectory = try writable(dir, app, "default-directory") }
+            if let dir = options.defaultDirectory {
+                options.defaultDirectory = try writable(dir, app, "default-directory")
+            }
             return .openSession(id, options, peer: peer)
         case .createTasks(let session, let drafts):
             return .createTasks(session: session, try drafts.map { try resolved($0, app) })
@@ -26,14 +28,20 @@ enum SandboxPaths {
         var d = draft
         if let file = d.uploadFile { d.uploadFile = try readable(file, app) }
         if let dir = d.directory { d.directory = try writable(dir, app, "directory") }
-        if let out = d.output { d.output = try writable(PathName.folder(of: out), app, "output") + "/" + PathName.lastName(of: out) }
+        if let out = d.output {
+            d.output = try writable(PathName.folder(of: out), app, "output") + "/" + PathName.lastName(of: out)
+        }
         return d
     }
 
     /// The file to upload resolved, if it lies in the app's folders.
     static func readable(_ file: String, _ app: SandboxedApp) throws -> String {
         guard let real = CallerIdentity.resolvedIfPossible(file), app.mayWrite(real) else {
-            throw FerryError(.accessDenied, "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders (\(app.writable.joined(separator: ", ")))")
+            throw FerryError(
+                .accessDenied,
+                "upload of \(file) refused: \(app.id) is sandboxed and may hand over only files in its own folders "
+                    + "(\(app.writable.joined(separator: ", ")))"
+            )
         }
         return real
     }
@@ -41,7 +49,11 @@ enum SandboxPaths {
     /// The folder resolved, if the app may write there.
     private static func writable(_ folder: String, _ app: SandboxedApp, _ option: String) throws -> String {
         guard let real = CallerIdentity.resolvedIfPossible(folder), app.mayWrite(real) else {
-            throw FerryError(.accessDenied, "\(option) \(folder) refused: \(app.id) is sandboxed and may write only to \(app.writable.joined(separator: ", "))")
+            throw FerryError(
+                .accessDenied,
+                "\(option) \(folder) refused: \(app.id) is sandboxed and may write only to "
+                    + "\(app.writable.joined(separator: ", "))"
+            )
         }
         return real
     }

@@ -7,7 +7,7 @@ import Glibc
 /// time: the agent runs them on its outbox thread, so that the loop does not wait for the disk
 /// and nothing that reveals a commit leaves before the sync that covers it. A sync covers every
 /// commit noted before it began; syncs queued behind a slow one find nothing left to do.
-final class LogSync: @unchecked Sendable {   // counters under `counts`, the descriptor under `syncing`
+final class LogSync: @unchecked Sendable {  // counters under `counts`, the descriptor under `syncing`
     private let path: String
     private let counts = Lock()
     private var committed = 0
@@ -38,18 +38,21 @@ final class LogSync: @unchecked Sendable {   // counters under `counts`, the des
         counts.unlock()
         guard !done else { return }
         var st = stat()
-        if log >= 0, fstat(log, &st) == 0, st.st_nlink > 0 {} else {
+        if log >= 0, fstat(log, &st) == 0, st.st_nlink > 0 {
+        } else {
             if log >= 0 { close(log) }
             log = open(path, O_RDONLY | O_CLOEXEC)
             if log < 0 {
-                guard errno == ENOENT else {   // ENOENT: nothing written since a checkpoint removed it
-                    throw SQLiteError(code: SQLITE_IOERR, message: "cannot open the store's log: \(String(cString: strerror(errno)))")
+                guard errno == ENOENT else {  // ENOENT: nothing written since a checkpoint removed it
+                    throw SQLiteError(
+                        code: SQLITE_IOERR, message: "cannot open the store's log: \(String(cString: strerror(errno)))")
                 }
             }
         }
         diskSyncs += 1
         if log >= 0, fdatasync(log) != 0 {
-            throw SQLiteError(code: SQLITE_IOERR, message: "cannot sync the store's log: \(String(cString: strerror(errno)))")
+            throw SQLiteError(
+                code: SQLITE_IOERR, message: "cannot sync the store's log: \(String(cString: strerror(errno)))")
         }
         counts.lock()
         synced = max(synced, target)

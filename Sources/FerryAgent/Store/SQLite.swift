@@ -23,7 +23,7 @@ final class SQLiteConnection {
     }
 
     deinit {
-        cache.removeAll()   // statements finalize before their connection closes
+        cache.removeAll()  // statements finalize before their connection closes
         sqlite3_close_v2(handle)
     }
 
@@ -64,7 +64,9 @@ final class SQLiteConnection {
         guard code == SQLITE_OK || code == SQLITE_DONE || code == SQLITE_ROW else { throw error(code) }
     }
 
-    func error(_ code: Int32) -> SQLiteError { SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle))) }
+    func error(_ code: Int32) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)))
+    }
 }
 
 /// SQLite's result code and its message.
@@ -98,7 +100,9 @@ extension String: SQLiteValue {
         var s = self
         s.withUTF8 { u in
             u.withMemoryRebound(to: CChar.self) { c in
-                _ = sqlite3_bind_text(statement, index, c.baseAddress ?? SQLiteStatement.emptyText, Int32(c.count), SQLiteStatement.transient)
+                _ = sqlite3_bind_text(
+                    statement, index, c.baseAddress ?? SQLiteStatement.emptyText, Int32(c.count),
+                    SQLiteStatement.transient)
             }
         }
     }
@@ -168,8 +172,12 @@ final class SQLiteStatement {
     func integers(_ arguments: [any SQLiteValue] = []) throws -> [Int64] { try column(arguments) { $0.int(0) } }
     func texts(_ arguments: [any SQLiteValue] = []) throws -> [String] { try column(arguments) { $0.text(0) } }
     /// The first row's first column (nil: no row, or NULL).
-    func integer(_ arguments: [any SQLiteValue] = []) throws -> Int64? { try column(arguments) { $0.optionalInt(0) }.first ?? nil }
-    func text(_ arguments: [any SQLiteValue] = []) throws -> String? { try column(arguments) { $0.optionalText(0) }.first ?? nil }
+    func integer(_ arguments: [any SQLiteValue] = []) throws -> Int64? {
+        try column(arguments) { $0.optionalInt(0) }.first ?? nil
+    }
+    func text(_ arguments: [any SQLiteValue] = []) throws -> String? {
+        try column(arguments) { $0.optionalText(0) }.first ?? nil
+    }
 
     /// An empty string is a pointer to a NUL (a null pointer would bind NULL).
     static let emptyText = UnsafePointer<CChar>(strdup("")!)
@@ -197,7 +205,8 @@ struct SQLiteRow {
     func double(_ i: Int32) -> Double { sqlite3_column_double(statement, i) }
     func text(_ i: Int32) -> String { optionalText(i) ?? "" }
     func optionalText(_ i: Int32) -> String? {
-        guard let p = sqlite3_column_text(statement, i) else { return nil }   // NULL
-        return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(statement, i))), as: UTF8.self)
+        guard let p = sqlite3_column_text(statement, i) else { return nil }  // NULL
+        return String(
+            decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(statement, i))), as: UTF8.self)
     }
 }

@@ -7,7 +7,9 @@ extension Store: AgentLedger {
     /// user:password; once moved (`credentialsMoved`), never looked for again: a full scan.
     func tasksWithURLCredentials() throws -> [TaskRecord]? {
         guard try meta(Self.credentialsMoved) == nil else { return nil }
-        return try read { db in try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE url LIKE '%@%'"), []) }
+        return try read { db in
+            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE url LIKE '%@%'"), [])
+        }
     }
     static let credentialsMoved = "url-credentials-moved"
 

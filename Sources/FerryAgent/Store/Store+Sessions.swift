@@ -13,12 +13,16 @@ extension Store {
 
     func saveSession(_ identifier: String, _ config: SessionConfig, now: Int64) throws {
         let json = String(decoding: try JSONEncoder().encode(config), as: UTF8.self)
-        try recording("the session \(identifier)") { try write { db in
-            try db.cached("""
-                INSERT INTO sessions(identifier, config, created) VALUES (?, ?, ?)
-                ON CONFLICT(identifier) DO UPDATE SET config = excluded.config
-                """).run([identifier, json, now])
-        } }
+        try recording("the session \(identifier)") {
+            try write { db in
+                try db.cached(
+                    """
+                    INSERT INTO sessions(identifier, config, created) VALUES (?, ?, ?)
+                    ON CONFLICT(identifier) DO UPDATE SET config = excluded.config
+                    """
+                ).run([identifier, json, now])
+            }
+        }
     }
 
     /// Every session with its last sequence number and unacknowledged durable events.
@@ -26,12 +30,16 @@ extension Store {
         try read { db in
             var out: [String: EventQueue] = [:]
             var sessions: [(String, Int64)] = []
-            try db.prepare("SELECT identifier, last_seq FROM sessions").rows { sessions.append(($0.text(0), $0.int(1))) }
+            try db.prepare("SELECT identifier, last_seq FROM sessions").rows {
+                sessions.append(($0.text(0), $0.int(1)))
+            }
             let eventsOf = try db.prepare("SELECT seq, task, event FROM events WHERE session = ? ORDER BY seq")
             for (id, lastSeq) in sessions {
                 var events: [QueuedEvent] = []
                 try eventsOf.rows([id]) { r in
-                    guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(r.text(2).utf8)) else { return }
+                    guard let e = try? JSONDecoder().decode(SessionEvent.self, from: Data(r.text(2).utf8)) else {
+                        return
+                    }
                     events.append(QueuedEvent(seq: UInt64(r.int(0)), task: r.int(1), event: e))
                 }
                 out[id] = EventQueue(lastSeq: UInt64(lastSeq), restored: events)
@@ -63,7 +71,6 @@ extension Store {
         }
     }
 
-
     // MARK: Meta
 
     func meta(_ key: String) throws -> String? {
@@ -73,8 +80,10 @@ extension Store {
     /// Cached: the badge is written at every completion.
     func setMeta(_ key: String, _ value: String) throws {
         try write { db in
-            try db.cached("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-                .run([key, value])
+            try db.cached(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            )
+            .run([key, value])
         }
     }
 
@@ -95,7 +104,8 @@ extension Store {
         try read { db in
             var out: [String: SessionConfig] = [:]
             try db.prepare("SELECT identifier, config FROM sessions").rows { row in
-                out[row.text(0)] = (try? JSONDecoder().decode(SessionConfig.self, from: Data(row.text(1).utf8))) ?? SessionConfig()
+                out[row.text(0)] =
+                    (try? JSONDecoder().decode(SessionConfig.self, from: Data(row.text(1).utf8))) ?? SessionConfig()
             }
             return out
         }

@@ -7,23 +7,25 @@ extension Store {
 
     /// Inserts tasks with the ids the core gave them (after `lastTaskID`).
     func insert(_ records: [TaskRecord]) throws {
-        try recording(records.count == 1 ? "the request" : "the \(records.count) requests") { try write { db in
-            // A batch goes in `insertRows` rows a statement: SQLite runs a statement's program
-            // (and its AUTOINCREMENT bookkeeping) once for them all.
-            var rest = records[...]
-            if rest.count >= Self.insertRows {
-                let many = try db.cached(Self.insertMany)
-                while rest.count >= Self.insertRows {
-                    try TaskColumns.execute(many, binding: rest.prefix(Self.insertRows))
-                    rest = rest.dropFirst(Self.insertRows)
+        try recording(records.count == 1 ? "the request" : "the \(records.count) requests") {
+            try write { db in
+                // A batch goes in `insertRows` rows a statement: SQLite runs a statement's program
+                // (and its AUTOINCREMENT bookkeeping) once for them all.
+                var rest = records[...]
+                if rest.count >= Self.insertRows {
+                    let many = try db.cached(Self.insertMany)
+                    while rest.count >= Self.insertRows {
+                        try TaskColumns.execute(many, binding: rest.prefix(Self.insertRows))
+                        rest = rest.dropFirst(Self.insertRows)
+                    }
                 }
+                if !rest.isEmpty {
+                    let one = try db.cached(Self.insertOne)
+                    for r in rest { try TaskColumns.execute(one, binding: r) }
+                }
+                try Self.count(records, db)
             }
-            if !rest.isEmpty {
-                let one = try db.cached(Self.insertOne)
-                for r in rest { try TaskColumns.execute(one, binding: r) }
-            }
-            try Self.count(records, db)
-        } }
+        }
     }
 
     static let insertRows = 32
@@ -48,9 +50,11 @@ extension Store {
             states[r.state.rawValue, default: 0] += 1
             if r.state == .queued { hosts[r.host, default: 0] += 1 }
         }
-        let state = try db.cached("INSERT INTO task_counts(state, n) VALUES (?, ?) ON CONFLICT(state) DO UPDATE SET n = n + excluded.n")
+        let state = try db.cached(
+            "INSERT INTO task_counts(state, n) VALUES (?, ?) ON CONFLICT(state) DO UPDATE SET n = n + excluded.n")
         for (name, n) in states { try state.run([name, n]) }
-        let host = try db.cached("INSERT INTO queued_hosts(host, n) VALUES (?, ?) ON CONFLICT(host) DO UPDATE SET n = n + excluded.n")
+        let host = try db.cached(
+            "INSERT INTO queued_hosts(host, n) VALUES (?, ?) ON CONFLICT(host) DO UPDATE SET n = n + excluded.n")
         for (name, n) in hosts { try host.run([name, n]) }
     }
 
@@ -76,15 +80,18 @@ extension Store {
     /// `session IN (...)` for a list of sessions, nothing for all.
     private static func scope(_ sessions: [String]?) -> (sql: String, args: [any SQLiteValue]) {
         guard let sessions else { return ("", []) }
-        return (" AND session IN (" + Array(repeating: "?", count: sessions.count).joined(separator: ",") + ")",
-                sessions)
+        return (
+            " AND session IN (" + Array(repeating: "?", count: sessions.count).joined(separator: ",") + ")",
+            sessions
+        )
     }
 
     func tasks(sessions: [String]?, afterID: Int64, limit: Int) throws -> [TaskRecord] {
         let scope = Self.scope(sessions)
         return try read { db in
-            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE id > ?\(scope.sql) ORDER BY id LIMIT ?"),
-                             [afterID] + scope.args + [limit])
+            try Self.records(
+                db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE id > ?\(scope.sql) ORDER BY id LIMIT ?"),
+                [afterID] + scope.args + [limit])
         }
     }
 
@@ -92,14 +99,18 @@ extension Store {
         // The primary key's order, filtered: no sort, and the first page of either section is cheap.
         let scope = Self.scope(sessions)
         let filter = (active ? "NOT " : "") + "state IN ('completed', 'failed', 'canceled')" + scope.sql
-        let sql = "SELECT \(Self.taskColumns) FROM tasks WHERE \(filter) ORDER BY id\(active ? "" : " DESC") LIMIT ? OFFSET ?"
+        let sql =
+            "SELECT \(Self.taskColumns) FROM tasks WHERE \(filter) ORDER BY id\(active ? "" : " DESC") LIMIT ? OFFSET ?"
         return try read { db in try Self.records(db.cached(sql), scope.args + [limit, offset]) }
     }
 
-    /// Queued tasks to start next: the highest priority first, then the oldest. `take` says whether one may start (host limits);
-    /// hosts it refuses are left out of the following pages, so one busy host cannot hide the others.
-    func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
-                    take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
+    /// Queued tasks to start next: the highest priority first, then the oldest. `take` says whether
+    /// one may start (host limits); hosts it refuses are left out of the following pages, so one
+    /// busy host cannot hide the others.
+    func nextQueued(
+        limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
+        take: (TaskRecord) -> QueuePick
+    ) throws -> [TaskRecord] {
         guard limit > 0 else { return [] }
         return try read { db in
             // Whether a host not in `hosts` has queued tasks: the queue is read only while one
@@ -107,8 +118,10 @@ extension Store {
             // would scan them all, at every start (with two transfers a host, after every file).
             func othersQueued(_ hosts: Set<String>) throws -> Bool {
                 guard !hosts.isEmpty else { return true }
-                return try db.cached("SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(hosts.count))) LIMIT 1")
-                    .integer(Array(hosts)) != nil
+                return try db.cached(
+                    "SELECT 1 FROM queued_hosts WHERE n > 0 AND host NOT IN (\(Self.placeholders(hosts.count))) LIMIT 1"
+                )
+                .integer(Array(hosts)) != nil
             }
             guard try othersQueued(excludingHosts) else { return [] }
             var out: [TaskRecord] = []
@@ -116,10 +129,12 @@ extension Store {
             // One priority level at a time, highest first, each oldest first: both reads seek in
             // the queued tasks' index (an ORDER BY over both made SQLite sort the whole queue).
             func level(below p: Double) throws -> Double? {
-                try db.cached("""
+                try db.cached(
+                    """
                     SELECT priority FROM tasks INDEXED BY tasks_queue WHERE state = 'queued' AND priority < ?
                     ORDER BY priority DESC LIMIT 1
-                    """).column([p]) { $0.double(0) }.first
+                    """
+                ).column([p]) { $0.double(0) }.first
             }
             var priority = try level(below: 2), after: Int64 = 0
             // A page about as long as what is wanted (decoding a row costs more than finding it),
@@ -129,11 +144,13 @@ extension Store {
                 let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
                 let args: [any SQLiteValue] = [p, after] + Array(skipHosts) + [page]
                 queuePagesRead += 1
-                let rows = try Self.records(db.cached("""
-                    SELECT \(Self.taskColumns) FROM tasks INDEXED BY tasks_queue
-                    WHERE state = 'queued' AND priority = ? AND id > ?\(placeholders) ORDER BY id LIMIT ?
-                    """), args)
-                if rows.count < page {   // this level is read to its end: the next one down
+                let rows = try Self.records(
+                    db.cached(
+                        """
+                        SELECT \(Self.taskColumns) FROM tasks INDEXED BY tasks_queue
+                        WHERE state = 'queued' AND priority = ? AND id > ?\(placeholders) ORDER BY id LIMIT ?
+                        """), args)
+                if rows.count < page {  // this level is read to its end: the next one down
                     priority = try level(below: p)
                     after = 0
                 } else {
@@ -179,19 +196,25 @@ extension Store {
     func endedTaskIDs(session: String?, updatedBefore: Int64) throws -> [Int64] {
         try read { db in
             if let session {
-                return try db.prepare("""
-                    SELECT id FROM tasks WHERE session = ? AND state IN ('completed', 'failed', 'canceled') AND updated < ?
-                    """).integers([session, updatedBefore])
+                return try db.prepare(
+                    """
+                    SELECT id FROM tasks
+                    WHERE session = ? AND state IN ('completed', 'failed', 'canceled') AND updated < ?
+                    """
+                ).integers([session, updatedBefore])
             }
-            return try db.prepare("SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled') AND updated < ?")
-                .integers([updatedBefore])
+            return try db.prepare(
+                "SELECT id FROM tasks WHERE state IN ('completed', 'failed', 'canceled') AND updated < ?"
+            )
+            .integers([updatedBefore])
         }
     }
 
     /// Tasks whose changes the store refused continue: running (as stored) → queued.
     func requeueIfRunning(_ ids: [Int64], now: Int64) throws {
         try write { db in
-            let stmt = try db.prepare("UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'")
+            let stmt = try db.prepare(
+                "UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'")
             for id in ids { try stmt.run([now, id]) }
         }
     }
@@ -207,7 +230,9 @@ extension Store {
     /// Kept counts for all sessions; counted (by the session index) for a few.
     func countsByState(sessions: [String]?) throws -> [String: Int] {
         let scope = Self.scope(sessions)
-        let sql = sessions == nil ? "SELECT state, n FROM task_counts"
+        let sql =
+            sessions == nil
+            ? "SELECT state, n FROM task_counts"
             : "SELECT state, COUNT(*) AS n FROM tasks WHERE 1\(scope.sql) GROUP BY state"
         return try read { db in
             var out: [String: Int] = [:]
@@ -216,12 +241,12 @@ extension Store {
         }
     }
 
-
     // MARK: Mapping
 
     /// Most tasks have no extra headers: no encoder for them (a fifth of a batch insert).
     static func headersJSON(_ headers: [String: String]) -> String {
-        headers.isEmpty ? "{}" : (try? JSONEncoder().encode(headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        headers.isEmpty
+            ? "{}" : (try? JSONEncoder().encode(headers)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
     /// The columns `TaskColumns.record` reads, by position (no lookup of columns by name).
@@ -237,10 +262,11 @@ extension Store {
     }
 
     func taskIDs(session: String?, states: Set<TaskState>) throws -> [Int64] {
-        let list = states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")   // enum names only: no injection
+        let list = states.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")  // enum names only: no injection
         return try read { db in
             if let session {
-                return try db.prepare("SELECT id FROM tasks WHERE session = ? AND state IN (\(list)) ORDER BY id").integers([session])
+                return try db.prepare("SELECT id FROM tasks WHERE session = ? AND state IN (\(list)) ORDER BY id")
+                    .integers([session])
             }
             return try db.prepare("SELECT id FROM tasks WHERE state IN (\(list)) ORDER BY id").integers()
         }
@@ -249,19 +275,25 @@ extension Store {
     /// Unfinished tasks of a session (for invalidation).
     func unfinishedTaskIDs(session: String) throws -> [Int64] {
         try read { db in
-            try db.prepare("""
+            try db.prepare(
+                """
                 SELECT id FROM tasks WHERE session = ? AND state NOT IN ('completed', 'failed', 'canceled') ORDER BY id
-                """).integers([session])
+                """
+            ).integers([session])
         }
     }
 
     /// Upload files of unfinished tasks that lie under `folder` (the agent's copies).
     func uploadFilesInUse(under folder: String) throws -> Set<String> {
         try read { db in
-            Set(try db.prepare("""
-                SELECT upload_file FROM tasks WHERE upload_file IS NOT NULL AND substr(upload_file, 1, length(?1)) = ?1
-                AND state NOT IN ('completed', 'failed', 'canceled')
-                """).texts([folder]))
+            Set(
+                try db.prepare(
+                    """
+                    SELECT upload_file FROM tasks
+                    WHERE upload_file IS NOT NULL AND substr(upload_file, 1, length(?1)) = ?1
+                    AND state NOT IN ('completed', 'failed', 'canceled')
+                    """
+                ).texts([folder]))
         }
     }
 }

@@ -4,14 +4,18 @@ import FerryCore
 extension Store {
     func waitingForNetwork() throws -> [TaskRecord] {
         try read { db in
-            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id"), [])
+            try Self.records(
+                db.cached(
+                    "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = 'network' ORDER BY id"),
+                [])
         }
     }
 
     func waiting(for reason: WaitReason) throws -> [TaskRecord] {
         try read { db in
-            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = ? ORDER BY id"),
-                             [reason.rawValue])
+            try Self.records(
+                db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND reason = ? ORDER BY id"),
+                [reason.rawValue])
         }
     }
 
@@ -23,8 +27,12 @@ extension Store {
 
     func dueRetries(now: Int64, limit: Int) throws -> [TaskRecord] {
         try read { db in
-            try Self.records(db.cached("SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY retry_at LIMIT ?"),
-                             [now, limit])
+            try Self.records(
+                db.cached(
+                    "SELECT \(Self.taskColumns) FROM tasks WHERE state = 'waiting' AND retry_at <= ? ORDER BY "
+                        + "retry_at LIMIT ?"
+                ),
+                [now, limit])
         }
     }
 

@@ -7,7 +7,9 @@ import FoundationEssentials
 enum TaskColumns {
     static func record(_ row: SQLiteRow) -> TaskRecord {
         let headersJSON = row.text(16)
-        let headers = headersJSON == "{}" || headersJSON.isEmpty ? [:]
+        let headers =
+            headersJSON == "{}" || headersJSON.isEmpty
+            ? [:]
             : (try? JSONDecoder().decode([String: String].self, from: Data(headersJSON.utf8))) ?? [:]
         var r = TaskRecord(
             id: row.int(0), session: row.text(1), url: row.text(2), host: row.text(3),
@@ -30,7 +32,9 @@ enum TaskColumns {
         r.replyCut = row.int(32) != 0
         r.resumable = row.optionalText(33).flatMap(ResumableProtocol.init(rawValue:))
         r.uploadURL = row.optionalText(34)
-        r.replyHeaders = row.optionalText(35).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+        r.replyHeaders = row.optionalText(35).flatMap {
+            try? JSONDecoder().decode([String: String].self, from: Data($0.utf8))
+        }
         r.keepsEncoding = row.int(36) != 0
         return r
     }

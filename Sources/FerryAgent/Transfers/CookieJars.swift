@@ -37,6 +37,6 @@ final class CookieJars {
     /// An invalidated session's cookies: a new session of that name starts without them.
     func forget(_ jar: String) {
         guard let share = shares.removeValue(forKey: jar) else { return }
-        _ = curl_share_cleanup(share)   // refused while a transfer still holds it: it goes with the agent
+        _ = curl_share_cleanup(share)  // refused while a transfer still holds it: it goes with the agent
     }
 }

@@ -39,7 +39,7 @@ final class CurlMulti {
         ferry_multi_set_timer(multi, CurlMulti.timerCallback, me)
         ferry_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.total)
         ferry_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.host)
-        ferry_multi_setopt_long(multi, CURLMOPT_PIPELINING, 2)   // CURLPIPE_MULTIPLEX (curl's default, said once)
+        ferry_multi_setopt_long(multi, CURLMOPT_PIPELINING, 2)  // CURLPIPE_MULTIPLEX (curl's default, said once)
         // curl sizes its idle-connection cache from the handles attached at the moment; with
         // transfers ending and starting one by one it closes connections the next task could
         // use (76 connections for 400 small files at 16 at once). A fixed cache keeps them.
@@ -75,7 +75,7 @@ final class CurlMulti {
     }
 
     func add(_ easy: UnsafeMutableRawPointer) {
-        curl_multi_add_handle(multi, easy)   // curl arms its timer; the work starts from the loop
+        curl_multi_add_handle(multi, easy)  // curl arms its timer; the work starts from the loop
     }
 
     /// Lets curl start what was just added now, in this loop callback, instead of on the next
@@ -92,7 +92,7 @@ final class CurlMulti {
     /// what remains runs on its zero timer. Never from inside a curl callback.
     func resume(_ easy: UnsafeMutableRawPointer) {
         Self.insideCurl = true
-        curl_easy_pause(easy, 0)   // CURLPAUSE_CONT (a macro Swift cannot import)
+        curl_easy_pause(easy, 0)  // CURLPAUSE_CONT (a macro Swift cannot import)
         Self.insideCurl = false
     }
 
@@ -133,7 +133,7 @@ final class CurlMulti {
 
     private static let timerFired: GSourceFunc = { user in
         let me = Unmanaged<CurlMulti>.fromOpaque(user!).takeUnretainedValue()
-        me.timer = 0   // cleared first: socket_action may arm a new one
+        me.timer = 0  // cleared first: socket_action may arm a new one
         me.round { me.socketAction(CURL_SOCKET_BAD, 0) }
         return 0
     }

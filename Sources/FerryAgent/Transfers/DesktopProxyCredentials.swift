@@ -13,9 +13,10 @@ enum DesktopProxyCredentials {
     static func added(to uri: String, for url: String) -> String {
         guard url.lowercased().hasPrefix("https://"), let sep = uri.firstRange(of: "://") else { return uri }
         let scheme = uri[..<sep.lowerBound].lowercased()
-        let rest = String(uri[sep.upperBound...].prefix { $0 != "/" })   // the proxy's host:port
+        let rest = String(uri[sep.upperBound...].prefix { $0 != "/" })  // the proxy's host:port
         guard scheme == "http" || scheme == "https", !rest.contains("@"),
-              let (host, port) = hostAndPort(rest), let userInfo = httpProxyUserInfo(host: host, port: port) else {
+            let (host, port) = hostAndPort(rest), let userInfo = httpProxyUserInfo(host: host, port: port)
+        else {
             return uri
         }
         return String(uri[..<sep.upperBound]) + userInfo + "@" + String(uri[sep.upperBound...])
@@ -25,13 +26,15 @@ enum DesktopProxyCredentials {
     /// proxy is `host`:`port` and uses authentication.
     static func httpProxyUserInfo(host: String, port: Int) -> String? {
         guard let source = g_settings_schema_source_get_default(),
-              let schema = g_settings_schema_source_lookup(source, "org.gnome.system.proxy.http", 1) else { return nil }
+            let schema = g_settings_schema_source_lookup(source, "org.gnome.system.proxy.http", 1)
+        else { return nil }
         defer { g_settings_schema_unref(schema) }
         guard let settings = g_settings_new_full(schema, nil, nil) else { return nil }
         defer { g_object_unref(settings) }
         guard g_settings_get_boolean(settings, "use-authentication") != 0,
-              Int(g_settings_get_int(settings, "port")) == port,
-              string(settings, "host").lowercased() == host.lowercased() else { return nil }
+            Int(g_settings_get_int(settings, "port")) == port,
+            string(settings, "host").lowercased() == host.lowercased()
+        else { return nil }
         let user = string(settings, "authentication-user"), password = string(settings, "authentication-password")
         guard !user.isEmpty else { return nil }
         return encoded(user) + ":" + encoded(password)
@@ -45,7 +48,8 @@ enum DesktopProxyCredentials {
 
     /// "host:port" or "[v6]:port" (GNOME's resolver always names the port).
     private static func hostAndPort(_ authority: String) -> (String, Int)? {
-        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) else {
+        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...])
+        else {
             return nil
         }
         var host = String(authority[..<colon])

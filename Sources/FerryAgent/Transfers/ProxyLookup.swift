@@ -74,9 +74,12 @@ final class ProxyLookup {
         // installed at all (a stripped container): then curl reads the environment.
         guard g_settings_schema_source_get_default() != nil else { resolver = nil; return }
         let resolver = g_proxy_resolver_get_default()
-        let typeName = resolver.flatMap { r in
-            g_type_name_from_instance(UnsafeMutableRawPointer(r).assumingMemoryBound(to: GTypeInstance.self)).map { String(cString: $0) }
-        } ?? ""
+        let typeName =
+            resolver.flatMap { r in
+                g_type_name_from_instance(UnsafeMutableRawPointer(r).assumingMemoryBound(to: GTypeInstance.self)).map {
+                    String(cString: $0)
+                }
+            } ?? ""
         self.resolver = typeName == "GDummyProxyResolver" || typeName.isEmpty ? nil : resolver
     }
 
@@ -95,7 +98,11 @@ final class ProxyLookup {
         asking[key] = [done]
         ask(url) { [weak self] answer in
             guard let self else { return }
-            if case .failed = answer { self.answers[key] = nil } else { self.answers[key] = (answer, Int64(g_get_monotonic_time())) }
+            if case .failed = answer {
+                self.answers[key] = nil
+            } else {
+                self.answers[key] = (answer, Int64(g_get_monotonic_time()))
+            }
             for waiting in self.asking.removeValue(forKey: key) ?? [] { waiting(answer) }
         }
     }
@@ -107,21 +114,23 @@ final class ProxyLookup {
             guard let answers else { done(.failed("the desktop's proxy settings could not be read: \(why)")); return }
             done(ProxyLookup.choose(answers.map { DesktopProxyCredentials.added(to: $0, for: url) }))
         }
-        g_proxy_resolver_lookup_async(resolver, url, nil, { source, result, data in
-            let finish = Box<([String]?, String) -> Void>.take(data!)
-            var error: UnsafeMutablePointer<GError>?
-            guard let list = g_proxy_resolver_lookup_finish(OpaquePointer(source), result, &error) else {
-                let message = error.map { String(cString: $0.pointee.message) } ?? "no answer"
-                g_clear_error(&error)
-                finish(nil, message)
-                return
-            }
-            defer { g_strfreev(list) }
-            var answers: [String] = []
-            var i = 0
-            while let p = list[i] { answers.append(String(cString: p)); i += 1 }
-            finish(answers, "")
-        }, Box.retained(finish))
+        g_proxy_resolver_lookup_async(
+            resolver, url, nil,
+            { source, result, data in
+                let finish = Box<([String]?, String) -> Void>.take(data!)
+                var error: UnsafeMutablePointer<GError>?
+                guard let list = g_proxy_resolver_lookup_finish(OpaquePointer(source), result, &error) else {
+                    let message = error.map { String(cString: $0.pointee.message) } ?? "no answer"
+                    g_clear_error(&error)
+                    finish(nil, message)
+                    return
+                }
+                defer { g_strfreev(list) }
+                var answers: [String] = []
+                var i = 0
+                while let p = list[i] { answers.append(String(cString: p)); i += 1 }
+                finish(answers, "")
+            }, Box.retained(finish))
     }
 
     /// The first answer curl can use (GIO lists them in the order to try).

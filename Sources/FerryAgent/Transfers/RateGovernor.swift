@@ -68,20 +68,25 @@ final class RateGovernor {
             moved = nextMoved
             lookedAt = now
         } else {
-            if timer == 0 {   // the first look of a new period of limiting
+            if timer == 0 {  // the first look of a new period of limiting
                 lookedAt = Int64(g_get_monotonic_time())
                 moved = [:]
             }
             for t in running where moved[t.taskID] == nil { moved[t.taskID] = t.bytesMovedThisAttempt }
-            for t in running { if t.isUpload { upRates[t.taskID] = .some(nil) } else { downRates[t.taskID] = .some(nil) } }
+            for t in running {
+                if t.isUpload { upRates[t.taskID] = .some(nil) } else { downRates[t.taskID] = .some(nil) }
+            }
         }
         let capped = caps()
-        let allowances = download.share(rates: downRates, caps: capped).merging(upload.share(rates: upRates, caps: capped)) { $1 }
+        let allowances = download.share(rates: downRates, caps: capped).merging(
+            upload.share(rates: upRates, caps: capped)
+        ) { $1 }
         for t in running {
             t.limitSpeed(to: allowances[t.taskID] ?? 0)
-            if t.bucket.paused { paused(t) }   // its wait, at the new rate
+            if t.bucket.paused { paused(t) }  // its wait, at the new rate
         }
-        let needed = !running.isEmpty && (download.limit > 0 && !downRates.isEmpty || upload.limit > 0 && !upRates.isEmpty)
+        let needed =
+            !running.isEmpty && (download.limit > 0 && !downRates.isEmpty || upload.limit > 0 && !upRates.isEmpty)
         if needed && timer == 0 {
             timer = MainLoop.addTimer(milliseconds: 1_000) { [weak self] in
                 guard let self else { return false }

@@ -33,13 +33,15 @@ final class StagingWriter {
         guard fd >= 0 else {
             let e = Glibc.errno
             pending.deallocate()
-            throw TransferStartFailure(errno: e, message: "cannot open staging file \(path): \(String(cString: strerror(e)))")
+            throw TransferStartFailure(
+                errno: e, message: "cannot open staging file \(path): \(String(cString: strerror(e)))")
         }
         if offset > 0, ftruncate(fd, off_t(offset)) != 0 || lseek(fd, off_t(offset), SEEK_SET) < 0 {
             let e = Glibc.errno
             close(fd)
             pending.deallocate()
-            throw TransferStartFailure(errno: e, message: "cannot prepare staging file: \(String(cString: strerror(e)))")
+            throw TransferStartFailure(
+                errno: e, message: "cannot prepare staging file: \(String(cString: strerror(e)))")
         }
         self.fd = fd
         self.received = offset
@@ -72,7 +74,8 @@ final class StagingWriter {
         guard remaining > Self.preallocateFrom else { return true }
         if ferry_preallocate(fd, received, remaining) != 0, Glibc.errno == ENOSPC {
             errno = ENOSPC
-            message = "no space left for the download's \(remaining) remaining bytes on the disk holding Ferry's state folder"
+            message =
+                "no space left for the download's \(remaining) remaining bytes on the disk holding Ferry's state folder"
             return false
         }
         claimedUpTo = length

@@ -23,20 +23,20 @@ extension Transfer {
     /// curl's rewinds are to the body's start (offset 0 of what it was given, SEEK_SET).
     static let seekCallback: ferry_seek_fn = { user, offset, origin in
         let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
-        return me.rewind(to: Int64(offset), origin) ? 0 : 2   // CURL_SEEKFUNC_OK, CURL_SEEKFUNC_CANTSEEK
+        return me.rewind(to: Int64(offset), origin) ? 0 : 2  // CURL_SEEKFUNC_OK, CURL_SEEKFUNC_CANTSEEK
     }
 
     /// Upload body: the next piece of the file. Progress counts bytes handed to curl.
     private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
-        if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }   // CURL_READFUNC_PAUSE
-        let room = sendEnd - sent   // `sent` counts from the body's start offset
+        if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }  // CURL_READFUNC_PAUSE
+        let room = sendEnd - sent  // `sent` counts from the body's start offset
         guard room > 0 else { return 0 }
         var n: Int
         repeat { n = read(fd, data, Int(min(Int64(length), room))) } while n < 0 && errno == EINTR
         guard n >= 0 else {
             readErrno = errno
-            return 0x1000_0000   // CURL_READFUNC_ABORT
+            return 0x1000_0000  // CURL_READFUNC_ABORT
         }
         sent += Int64(n)
         bytesThisAttempt += Int64(n)
@@ -47,8 +47,10 @@ extension Transfer {
     private func rewind(to offset: Int64, _ origin: Int32) -> Bool {
         guard origin == SEEK_SET, bytesThisAttempt >= 0 else { return false }
         let position = Int64(lseek(fd, 0, SEEK_CUR))
-        let start = position - bytesThisAttempt   // where this attempt's body began
-        guard offset >= 0, offset <= bytesThisAttempt, lseek(fd, off_t(start + offset), SEEK_SET) >= 0 else { return false }
+        let start = position - bytesThisAttempt  // where this attempt's body began
+        guard offset >= 0, offset <= bytesThisAttempt, lseek(fd, off_t(start + offset), SEEK_SET) >= 0 else {
+            return false
+        }
         let back = bytesThisAttempt - offset
         sent -= back
         bytesThisAttempt -= back

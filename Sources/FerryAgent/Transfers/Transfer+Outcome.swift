@@ -5,23 +5,32 @@ import FerryCore
 /// answers), the local failure, the proxy.
 extension Transfer {
     func outcome(code: Int) -> TransferOutcome {
-        var outcome = TransferOutcome(curlCode: code, curlMessage: errorMessage,
-                                      httpStatus: httpStatus, retryAfterSeconds: retryAfterSeconds,
-                                      localErrno: localErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
-                                      authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
+        var outcome = TransferOutcome(
+            curlCode: code, curlMessage: errorMessage,
+            httpStatus: httpStatus, retryAfterSeconds: retryAfterSeconds,
+            localErrno: localErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
+            authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
         (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
         if isUpload {
-            (outcome.location, outcome.uploadOffset) = (header("Location"), header("Upload-Offset").flatMap { Int64($0) })
+            (outcome.location, outcome.uploadOffset) = (
+                header("Location"), header("Upload-Offset").flatMap { Int64($0) }
+            )
             // tus 1.0: an OPTIONS answer must carry Tus-Version; Tus-Resumable is not for OPTIONS.
             if header("Tus-Version") != nil || header("Tus-Resumable") != nil {
-                (outcome.tusExtensions, outcome.tusMaxSize) = (header("Tus-Extension") ?? "", header("Tus-Max-Size").flatMap { Int64($0) })
+                (outcome.tusExtensions, outcome.tusMaxSize) = (
+                    header("Tus-Extension") ?? "", header("Tus-Max-Size").flatMap { Int64($0) }
+                )
             }
-            (outcome.acceptPatch, outcome.uploadComplete) = (header("Accept-Patch"), ["?1": true, "?0": false][header("Upload-Complete") ?? ""])
+            (outcome.acceptPatch, outcome.uploadComplete) = (
+                header("Accept-Patch"), ["?1": true, "?0": false][header("Upload-Complete") ?? ""]
+            )
         }
-        if let why = source?.changed() {   // whatever the server said, it got a mix
+        if let why = source?.changed() {  // whatever the server said, it got a mix
             outcome.localErrno = UploadSource.changedErrno
-            outcome.localMessage = "the file to upload changed while it was being sent (\(why)): the server may hold a mix of old and new bytes"
+            outcome.localMessage =
+                "the file to upload changed while it was being sent (\(why)): the server may hold a mix of old and "
+                + "new bytes"
         }
         if let proxy = proxy?.printable {
             outcome.proxy = proxy

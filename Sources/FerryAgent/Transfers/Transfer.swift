@@ -17,7 +17,7 @@ final class Transfer {
     let proxy: ProxyChoice?
     let easy: UnsafeMutableRawPointer
     let isUpload: Bool
-    private let requestedOffset: Int64   // the byte the request asked to start at
+    private let requestedOffset: Int64  // the byte the request asked to start at
     /// Headers of a response whose body began, until the agent takes them.
     private var head: ResponseHead?
     /// Paused at the first body bytes (or ended with an empty body): the core decides next.
@@ -31,7 +31,7 @@ final class Transfer {
     let reply: ReplyFile?
     let source: UploadSource?
     var headerList: UnsafeMutablePointer<curl_slist>?
-    var awaitsResource = false   // a plain upload invited the IETF draft's upgrade; no 104 seen yet
+    var awaitsResource = false  // a plain upload invited the IETF draft's upgrade; no 104 seen yet
     private(set) var began = false
     /// An upload's bytes handed to curl, from the body's start offset.
     var sent: Int64 = 0
@@ -46,7 +46,7 @@ final class Transfer {
     /// until the loop has served its other sources: from a fast server curl reads up to 100
     /// buffers (50 MiB) in one call, which held every D-Bus call for 100-200 ms.
     var roundBytes = 0, yielded = false
-    var bucket = TokenBucket()   // the user's speed limit for it (see `RateGovernor`)
+    var bucket = TokenBucket()  // the user's speed limit for it (see `RateGovernor`)
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
     var bytesThisAttempt: Int64 = 0
@@ -62,8 +62,10 @@ final class Transfer {
         return p
     }()
 
-    init(taskID: Int64, record: TaskRecord, plan: TaskMachine.TransferPlan, stagingPath: String,
-         credential: Credential?, proxy: ProxyChoice? = nil, settings: TransferSettings) throws {
+    init(
+        taskID: Int64, record: TaskRecord, plan: TaskMachine.TransferPlan, stagingPath: String,
+        credential: Credential?, proxy: ProxyChoice? = nil, settings: TransferSettings
+    ) throws {
         self.taskID = taskID
         self.proxy = proxy
         self.requestedOffset = plan.offset
@@ -99,9 +101,9 @@ final class Transfer {
         if fd >= 0 { close(fd) }
     }
 
-    var errorMessage: String { String(cString: errorBuffer) }   // a failed attempt's, from curl
+    var errorMessage: String { String(cString: errorBuffer) }  // a failed attempt's, from curl
     var httpStatus: Int { ferry_easy_info_long(easy, CURLINFO_RESPONSE_CODE) }
-    var proxyConnectStatus: Int { ferry_easy_info_long(easy, CURLINFO_HTTP_CONNECTCODE) }   // the answer to CONNECT
+    var proxyConnectStatus: Int { ferry_easy_info_long(easy, CURLINFO_HTTP_CONNECTCODE) }  // the answer to CONNECT
     var retryAfterSeconds: Int64? {
         let v = Int64(ferry_easy_info_off(easy, CURLINFO_RETRY_AFTER))
         return v > 0 ? v : nil
@@ -144,9 +146,10 @@ final class Transfer {
             let length = Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T))
             announcedLength = length >= 0 ? length : nil
         }
-        head = ResponseHead(status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
-                            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
-                            contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"))
+        head = ResponseHead(
+            status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
+            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
+            contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"))
     }
 
     /// Carries out the core's decision on the body: append to the bytes on disk, or start the
@@ -166,7 +169,7 @@ final class Transfer {
         }
     }
 
-    private static let pauseWriting = 0x1000_0001   // CURL_WRITEFUNC_PAUSE: curl hands them over again
+    private static let pauseWriting = 0x1000_0001  // CURL_WRITEFUNC_PAUSE: curl hands them over again
 
     static let writeCallback: ferry_data_fn = { data, size, count, user in
         let me = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
@@ -177,14 +180,14 @@ final class Transfer {
 
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
-        if let reply { return reply.append(data, length) }   // an upload's: kept aside, no decision
-        if !began {   // the head goes to the core first (Transfers, after curl returned)
+        if let reply { return reply.append(data, length) }  // an upload's: kept aside, no decision
+        if !began {  // the head goes to the core first (Transfers, after curl returned)
             headArrived()
             return Self.pauseWriting
         }
         // Refused by the core, or an earlier flush failed: abort with CURLE_WRITE_ERROR.
         guard rejection == nil, let staging, staging.errno == nil else { return 0 }
-        if roundBytes >= Self.roundBudget {   // the loop's other sources first (Transfers resumes it)
+        if roundBytes >= Self.roundBudget {  // the loop's other sources first (Transfers resumes it)
             yielded = true
             return Self.pauseWriting
         }

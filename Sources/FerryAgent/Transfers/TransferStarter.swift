@@ -47,12 +47,13 @@ final class TransferStarter {
         let start = starts
         pending[r.id] = start
         proxies.lookup(plan.url) { [weak self] answer in
-            guard let self, self.pending[r.id] == start else { return }   // stopped meanwhile
+            guard let self, self.pending[r.id] == start else { return }  // stopped meanwhile
             switch answer {
             case .curlDecides: self.make(r, plan, credential: credential, proxy: nil)
             case .use(let proxy): self.make(r, plan, credential: credential, proxy: proxy)
             case .failed(let why):
-                var outcome = TransferOutcome(curlCode: 5, curlMessage: why, httpStatus: 0)   // CURLE_COULDNT_RESOLVE_PROXY
+                // CURLE_COULDNT_RESOLVE_PROXY
+                var outcome = TransferOutcome(curlCode: 5, curlMessage: why, httpStatus: 0)
                 outcome.proxy = "from the desktop's settings"
                 self.deliver(r.id, .failed(outcome))
             }
@@ -70,20 +71,29 @@ final class TransferStarter {
         let staging = stagingFolder.staged(r.id)
         if stagingIsLocal && Transfer.onlyCreatesStaging(r, plan) {
             let made = Self.make(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)
-            if case .ready = made { deliver(r.id, made) } else { MainLoop.idle { [weak self] in self?.deliver(r.id, made) } }
+            if case .ready = made {
+                deliver(r.id, made)
+            } else {
+                MainLoop.idle { [weak self] in self?.deliver(r.id, made) }
+            }
             return
         }
         let handoff = handoff
         worker.async {
-            handoff.post((r.id, Self.make(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)))
+            handoff.post(
+                (r.id, Self.make(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)))
         }
     }
 
-    private static func make(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, staging: String,
-                             credential: Credential?, proxy: ProxyChoice?, settings: TransferSettings) -> Made {
+    private static func make(
+        _ r: TaskRecord, _ plan: TaskMachine.TransferPlan, staging: String,
+        credential: Credential?, proxy: ProxyChoice?, settings: TransferSettings
+    ) -> Made {
         do {
-            return .ready(try Transfer(taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential,
-                                       proxy: proxy, settings: settings))
+            return .ready(
+                try Transfer(
+                    taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential,
+                    proxy: proxy, settings: settings))
         } catch let e as TransferStartFailure {
             return .failed(.localFailure(errno: e.errno, message: e.message))
         } catch {
@@ -92,7 +102,7 @@ final class TransferStarter {
     }
 
     private func deliver(_ id: Int64, _ made: Made) {
-        guard pending.removeValue(forKey: id) != nil else { return }   // stopped meanwhile: the transfer is dropped
+        guard pending.removeValue(forKey: id) != nil else { return }  // stopped meanwhile: the transfer is dropped
         onMade(id, made)
     }
 }

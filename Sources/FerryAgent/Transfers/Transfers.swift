@@ -23,9 +23,10 @@ final class Transfers {
     var feed: (AgentInput) -> Void = { _ in }
 
     /// The user's download and upload limits, shared by the running transfers.
-    private lazy var governor = RateGovernor(download: settings.downloadLimit, upload: settings.uploadLimit,
-                                             transfers: { [unowned self] in Array(running.values) },
-                                             caps: { [unowned self] in caps })
+    private lazy var governor = RateGovernor(
+        download: settings.downloadLimit, upload: settings.uploadLimit,
+        transfers: { [unowned self] in Array(running.values) },
+        caps: { [unowned self] in caps })
     /// Running tasks' own speed limits (the task's max-rate, or its session's).
     private var caps: [Int64: Int64] = [:]
     private let cookies: CookieJars
@@ -55,7 +56,7 @@ final class Transfers {
 
     private var curl: CurlMulti {
         if let multi { return multi }
-        curl_global_init(Int(CURL_GLOBAL_DEFAULT))   // here on the loop, before any thread makes a handle
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))  // here on the loop, before any thread makes a handle
         let made = CurlMulti(maxTotalConnections: limits.total, maxHostConnections: limits.host)
         made.around = around
         made.afterAction = { [unowned self] in
@@ -64,7 +65,7 @@ final class Transfers {
             for t in moved where running[t.taskID] === t {
                 t.touched = false
                 absorb(t)
-                if !t.yielded { t.roundBytes = 0 }   // a new round, a new share
+                if !t.yielded { t.roundBytes = 0 }  // a new round, a new share
             }
             for t in moved where t.bucket.paused && running[t.taskID] === t { governor.paused(t) }
             let yielded = moved.filter { $0.yielded && running[$0.taskID] === $0 }
@@ -85,7 +86,7 @@ final class Transfers {
     /// The proxy comes first: GIO's resolver answers on the loop (at once when there is no
     /// desktop resolver, and curl reads the environment).
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
-        _ = curl   // libcurl is set up on the loop, before a worker makes a handle
+        _ = curl  // libcurl is set up on the loop, before a worker makes a handle
         caps[r.id] = r.maxRate.flatMap { $0 > 0 ? $0 : nil }
         cookies.starting(r.id, jar: plan.cookieJar)
         starter.start(r, plan, credential: credential)
@@ -119,7 +120,7 @@ final class Transfers {
                 for t in yielded where self.running[t.taskID] === t && t.yielded {
                     t.yielded = false
                     t.roundBytes = 0
-                    self.curl.resume(t.easy)   // curl hands over what it held, within this call
+                    self.curl.resume(t.easy)  // curl hands over what it held, within this call
                     t.roundBytes = 0
                     if t.yielded { again.append(t) }
                 }
@@ -178,7 +179,9 @@ final class Transfers {
     private func absorb(_ t: Transfer) {
         t.flush()
         if let head = t.takeHead() { feed(.responseBegan(task: t.taskID, head)) }
-        if let location = t.takeAnnouncedResource() { feed(.uploadResourceAnnounced(task: t.taskID, location: location)) }
+        if let location = t.takeAnnouncedResource() {
+            feed(.uploadResourceAnnounced(task: t.taskID, location: location))
+        }
         feed(.progressed(task: t.taskID, received: t.received))
     }
 

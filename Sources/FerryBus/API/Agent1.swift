@@ -24,13 +24,17 @@ extension Agent1Method {
     }
 
     /// A call answered at once by `body` (the generated `Agent1Handler.handle` uses it).
-    public static func answerNow(_ values: [Value], _ answer: (Result<[Value], Error>) -> Void, _ body: (Self) throws -> Reply) {
+    public static func answerNow(
+        _ values: [Value], _ answer: (Result<[Value], Error>) -> Void, _ body: (Self) throws -> Reply
+    ) {
         answer(Result { reply.encode(try body(try Self(arguments: values))) })
     }
 
     /// A call `body` answers later, once (after work off the loop).
-    public static func answerLater(_ values: [Value], _ answer: @escaping (Result<[Value], Error>) -> Void,
-                                   _ body: (Self, @escaping (Result<Reply, Error>) -> Void) -> Void) {
+    public static func answerLater(
+        _ values: [Value], _ answer: @escaping (Result<[Value], Error>) -> Void,
+        _ body: (Self, @escaping (Result<Reply, Error>) -> Void) -> Void
+    ) {
         do {
             body(try Self(arguments: values)) { answer($0.map(reply.encode)) }
         } catch {
@@ -68,7 +72,9 @@ public enum Replies {
 extension BusReader {
     /// A task id inside an array (`at`).
     static func taskID(_ v: Value) throws -> Int64 {
-        guard case .uint64 = v, let id = v.int64Value else { throw FerryError(.invalidArgument, "a task id must be t, not \(v.typeString)") }
+        guard case .uint64 = v, let id = v.int64Value else {
+            throw FerryError(.invalidArgument, "a task id must be t, not \(v.typeString)")
+        }
         return id
     }
 }

@@ -36,7 +36,9 @@ extension BusClient {
     /// a malformed one is dropped), from the thread-default main context. Returns the
     /// subscription id.
     @discardableResult
-    public func subscribe<S: Agent1Signal>(_ signal: S.Type, session: String? = nil, _ handler: @escaping (S) -> Void) -> UInt32 {
+    public func subscribe<S: Agent1Signal>(
+        _ signal: S.Type, session: String? = nil, _ handler: @escaping (S) -> Void
+    ) -> UInt32 {
         subscribe(S.signal.rawValue, session: session) { values in
             if let s = S(signal: values) { handler(s) }
         }

@@ -31,7 +31,9 @@ public struct AgentProxy: Sendable {
 
     public func allTasks(session: String?) throws -> [TaskInfo] {
         var out: [TaskInfo] = []
-        try forEachPage(session: session) { out.append(contentsOf: $0); return true }
+        try forEachPage(session: session) {
+            out.append(contentsOf: $0); return true
+        }
         return out
     }
 }

@@ -24,7 +24,8 @@ public struct BusFields<K: BusKey> {
                 continue
             }
             guard v.typeString == k.signature else {
-                throw FerryError(.invalidArgument, "\(what): '\(k.rawValue)' must be \(k.signature), not \(v.typeString)")
+                throw FerryError(
+                    .invalidArgument, "\(what): '\(k.rawValue)' must be \(k.signature), not \(v.typeString)")
             }
         }
         values = d
@@ -35,7 +36,9 @@ public struct BusFields<K: BusKey> {
     public func optional<T>(_ k: K, _ get: (Value) -> T?) -> T? { values[k.rawValue].flatMap(get) }
     /// A key that is always sent.
     public func value<T>(_ k: K, _ get: (Value) -> T?) throws -> T {
-        guard let v = optional(k, get) else { throw FerryError(.invalidArgument, "\(what): '\(k.rawValue)' is missing") }
+        guard let v = optional(k, get) else {
+            throw FerryError(.invalidArgument, "\(what): '\(k.rawValue)' is missing")
+        }
         return v
     }
 

@@ -42,16 +42,28 @@ public struct BusReader {
     @inlinable public mutating func string() throws -> String { try read("s") { $0.stringValue } }
     @inlinable public mutating func bool() throws -> Bool { try read("b") { $0.boolValue } }
     /// t: a task id (the agent's ids fit Int64).
-    @inlinable public mutating func task() throws -> Int64 { try read("t") { if case .uint64 = $0 { $0.int64Value } else { nil } } }
-    @inlinable public mutating func uint64() throws -> UInt64 { try read("t") { if case .uint64(let v) = $0 { v } else { nil } } }
-    @inlinable public mutating func int64() throws -> Int64 { try read("x") { if case .int64(let v) = $0 { v } else { nil } } }
+    @inlinable public mutating func task() throws -> Int64 {
+        try read("t") { if case .uint64 = $0 { $0.int64Value } else { nil } }
+    }
+    @inlinable public mutating func uint64() throws -> UInt64 {
+        try read("t") { if case .uint64(let v) = $0 { v } else { nil } }
+    }
+    @inlinable public mutating func int64() throws -> Int64 {
+        try read("x") { if case .int64(let v) = $0 { v } else { nil } }
+    }
     /// u: a count or a limit.
-    @inlinable public mutating func count() throws -> Int { try read("u") { if case .uint32(let v) = $0 { Int(v) } else { nil } } }
+    @inlinable public mutating func count() throws -> Int {
+        try read("u") { if case .uint32(let v) = $0 { Int(v) } else { nil } }
+    }
     @inlinable public mutating func bytes() throws -> [UInt8] { try read("ay") { $0.bytesValue } }
-    @inlinable public mutating func strings() throws -> [String] { try read("as") { if case .strings(let s) = $0 { s } else { nil } } }
+    @inlinable public mutating func strings() throws -> [String] {
+        try read("as") { if case .strings(let s) = $0 { s } else { nil } }
+    }
     @inlinable public mutating func dict() throws -> [String: Value] { try read("a{sv}") { $0.dictValue } }
     /// h: the index of a descriptor sent with the message.
-    @inlinable public mutating func handle() throws -> Int32 { try read("h") { if case .handle(let h) = $0 { h } else { nil } } }
+    @inlinable public mutating func handle() throws -> Int32 {
+        try read("h") { if case .handle(let h) = $0 { h } else { nil } }
+    }
     /// An array of `elementType`, each element read by `element`.
     public mutating func array<T>(of elementType: String, _ element: (Value) throws -> T) throws -> [T] {
         let v = try next("a" + elementType)
@@ -75,8 +87,12 @@ public struct BusReader {
     }
 
     /// A struct value read member by member (an element of an array of structs).
-    @inlinable public static func members<T>(of value: Value, reading what: String, _ body: (inout BusReader) throws -> T) throws -> T {
-        guard let items = value.tupleValue else { throw FerryError(.invalidArgument, "\(what) must be a struct, not \(value.typeString)") }
+    @inlinable public static func members<T>(
+        of value: Value, reading what: String, _ body: (inout BusReader) throws -> T
+    ) throws -> T {
+        guard let items = value.tupleValue else {
+            throw FerryError(.invalidArgument, "\(what) must be a struct, not \(value.typeString)")
+        }
         var r = BusReader(items, reading: what)
         return try body(&r)
     }

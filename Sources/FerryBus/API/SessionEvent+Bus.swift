@@ -12,9 +12,11 @@ extension SessionEvent {
         case .sent(let sent, let expected, let written):
             return ["sent": .int64(sent), "expected": .int64(expected ?? -1), "written": .int64(written)]
         case .challenge(let scheme, let realm, let host, let failures, let proxy):
-            var d: [String: Value] = ["scheme": .string(scheme), "realm": .string(realm), "host": .string(host),
-                                      "previous-failures": .uint32(UInt32(clamping: failures))]
-            if proxy { d["proxy"] = .bool(true) }   // only when it is: older readers see what they knew
+            var d: [String: Value] = [
+                "scheme": .string(scheme), "realm": .string(realm), "host": .string(host),
+                "previous-failures": .uint32(UInt32(clamping: failures)),
+            ]
+            if proxy { d["proxy"] = .bool(true) }  // only when it is: older readers see what they knew
             return d
         case .invalidated(let error):
             return ["error": .string(error ?? "")]
@@ -23,10 +25,15 @@ extension SessionEvent {
         case .finished(let file, let received):
             return ["file": .string(file), "received": .int64(received)]
         case .uploaded(let sent, let reply, let status, let cut, let headers):
-            return ["file": .string(""), "received": .int64(sent), "reply-file": .string(reply), "status": .int64(Int64(status)),
-                    "reply-cut": .bool(cut), "reply-headers": .stringDict(headers ?? [:])]
+            return [
+                "file": .string(""), "received": .int64(sent), "reply-file": .string(reply),
+                "status": .int64(Int64(status)),
+                "reply-cut": .bool(cut), "reply-headers": .stringDict(headers ?? [:]),
+            ]
         case .completed(let error, let errorName, let resumable):
-            return ["error": .string(error ?? ""), "error-name": .string(errorName ?? ""), "resumable": .bool(resumable)]
+            return [
+                "error": .string(error ?? ""), "error-name": .string(errorName ?? ""), "resumable": .bool(resumable),
+            ]
         }
     }
 
@@ -37,16 +44,21 @@ extension SessionEvent {
         switch kind {
         case "progress": self = .progress(received: i("received"), expected: opt("expected"), written: i("written"))
         case "sent": self = .sent(sent: i("sent"), expected: opt("expected"), written: i("written"))
-        case "challenge": self = .challenge(scheme: d["scheme"]?.stringValue ?? "", realm: d["realm"]?.stringValue ?? "",
-                                            host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")),
-                                            proxy: d["proxy"]?.boolValue ?? false)
+        case "challenge":
+            self = .challenge(
+                scheme: d["scheme"]?.stringValue ?? "", realm: d["realm"]?.stringValue ?? "",
+                host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")),
+                proxy: d["proxy"]?.boolValue ?? false)
         case "invalidated": self = .invalidated(error: s("error"))
         case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
         case "finished" where d["reply-file"] != nil:
-            self = .uploaded(sent: i("received"), replyFile: s("reply-file") ?? "", status: Int(i("status")),
-                             cut: d["reply-cut"]?.boolValue ?? false, headers: d["reply-headers"]?.stringDictValue)
+            self = .uploaded(
+                sent: i("received"), replyFile: s("reply-file") ?? "", status: Int(i("status")),
+                cut: d["reply-cut"]?.boolValue ?? false, headers: d["reply-headers"]?.stringDictValue)
         case "finished": self = .finished(file: s("file") ?? "", received: i("received"))
-        case "completed": self = .completed(error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)
+        case "completed":
+            self = .completed(
+                error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)
         default: return nil
         }
     }
@@ -56,7 +68,9 @@ extension SessionEvent {
 public struct FetchedEvent: Sendable, Equatable {
     public var queued: QueuedEvent
     public var resumeData: [UInt8]?
-    public init(_ queued: QueuedEvent, resumeData: [UInt8]? = nil) { self.queued = queued; self.resumeData = resumeData }
+    public init(_ queued: QueuedEvent, resumeData: [UInt8]? = nil) {
+        self.queued = queued; self.resumeData = resumeData
+    }
 
     public var bus: Value {
         var data = queued.event.data
@@ -72,7 +86,9 @@ public struct FetchedEvent: Sendable, Equatable {
         let read: FetchedEvent? = try BusReader.members(of: bus, reading: "an event") { r in
             let seq = try r.uint64(), kind = try r.string(), task = try r.task(), data = try r.dict()
             guard let event = SessionEvent(kind: kind, data: data) else { return nil }
-            return FetchedEvent(QueuedEvent(seq: seq, task: task, event: event), resumeData: data[SessionEvent.resumeDataKey]?.bytesValue)
+            return FetchedEvent(
+                QueuedEvent(seq: seq, task: task, event: event),
+                resumeData: data[SessionEvent.resumeDataKey]?.bytesValue)
         }
         guard let read else { return nil }
         self = read

@@ -50,13 +50,16 @@ public struct OpenedSession: Sendable, Equatable {
     }
 
     public var bus: [String: Value] {
-        [Key.identifier.rawValue: .string(identifier), Key.created.rawValue: .bool(created),
-         Key.latestSeq.rawValue: .uint64(latestSeq), Key.inbox.rawValue: .string(inbox)]
+        [
+            Key.identifier.rawValue: .string(identifier), Key.created.rawValue: .bool(created),
+            Key.latestSeq.rawValue: .uint64(latestSeq), Key.inbox.rawValue: .string(inbox),
+        ]
     }
     public init(bus d: [String: Value]) throws {
         let f = try BusFields<Key>(d, reading: "the opened session")
-        self.init(identifier: try f.string(.identifier), created: try f.bool(.created), latestSeq: try f.uint64(.latestSeq),
-                  inbox: try f.string(.inbox))
+        self.init(
+            identifier: try f.string(.identifier), created: try f.bool(.created), latestSeq: try f.uint64(.latestSeq),
+            inbox: try f.string(.inbox))
     }
 }
 
@@ -66,11 +69,14 @@ extension SessionInfo {
         let c = configuration
         var options = SessionOptions(c)
         if options.launchCommand == nil { options.launchCommand = [] }
-        return [Key.identifier.rawValue: .string(identifier), Key.configuration.rawValue: .dict(options.bus),
-                Key.clients.rawValue: .uint32(UInt32(clamping: clients)),
-                Key.pendingEvents.rawValue: .uint32(UInt32(clamping: pendingEvents)), Key.latestSeq.rawValue: .uint64(latestSeq),
-                Key.invalidating.rawValue: .bool(c.invalidating), Key.relaunch.rawValue: .string(relaunch),
-                Key.finishedEvents.rawValue: .int64(finishedEvents), Key.app.rawValue: .string(c.app)]
+        return [
+            Key.identifier.rawValue: .string(identifier), Key.configuration.rawValue: .dict(options.bus),
+            Key.clients.rawValue: .uint32(UInt32(clamping: clients)),
+            Key.pendingEvents.rawValue: .uint32(UInt32(clamping: pendingEvents)),
+            Key.latestSeq.rawValue: .uint64(latestSeq),
+            Key.invalidating.rawValue: .bool(c.invalidating), Key.relaunch.rawValue: .string(relaunch),
+            Key.finishedEvents.rawValue: .int64(finishedEvents), Key.app.rawValue: .string(c.app),
+        ]
     }
 
     public init(bus d: [String: Value]) throws {
@@ -78,8 +84,10 @@ extension SessionInfo {
         var c = try SessionOptions(bus: f.dict(.configuration)).applied(to: SessionConfig())
         c.invalidating = try f.bool(.invalidating)
         c.app = try f.string(.app)
-        self.init(identifier: try f.string(.identifier), configuration: c, clients: try f.count(.clients),
-                  pendingEvents: try f.count(.pendingEvents), latestSeq: try f.uint64(.latestSeq), relaunch: try f.string(.relaunch),
-                  finishedEvents: try f.int64(.finishedEvents))
+        self.init(
+            identifier: try f.string(.identifier), configuration: c, clients: try f.count(.clients),
+            pendingEvents: try f.count(.pendingEvents), latestSeq: try f.uint64(.latestSeq),
+            relaunch: try f.string(.relaunch),
+            finishedEvents: try f.int64(.finishedEvents))
     }
 }

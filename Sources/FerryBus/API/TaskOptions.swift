@@ -5,7 +5,10 @@ extension TaskOptions {
     /// Every key (a download takes them all): made once, not for each task of a batch.
     public static let allKeys = Set(Key.allCases)
     /// The keys an upload takes (no destination, no checksum).
-    public static let uploadKeys: Set<Key> = [.description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout, .resumable]
+    public static let uploadKeys: Set<Key> = [
+        .description, .headers, .paused, .method, .earliestBegin, .priority, .maxRate, .maxAttempts, .timeout,
+        .resumable,
+    ]
 
     /// Refuses unknown keys and wrong types by name. Reads only the keys given (a batch's
     /// task usually has one or two of the thirteen), in the keys' order, so the error for a
@@ -16,11 +19,14 @@ extension TaskOptions {
         given.reserveCapacity(d.count)
         for (name, value) in d {
             guard let key = Key(rawValue: name), allowed.contains(key) else {
-                throw FerryError(.invalidArgument, upload ? "unknown upload option '\(name)'" : "unknown option '\(name)'")
+                throw FerryError(
+                    .invalidArgument, upload ? "unknown upload option '\(name)'" : "unknown option '\(name)'")
             }
             given.append((key, value))
         }
-        if given.count > 1 { given.sort { Key.allCases.firstIndex(of: $0.key)! < Key.allCases.firstIndex(of: $1.key)! } }
+        if given.count > 1 {
+            given.sort { Key.allCases.firstIndex(of: $0.key)! < Key.allCases.firstIndex(of: $1.key)! }
+        }
         for (key, v) in given {
             let name = key.rawValue
             switch key {
@@ -70,26 +76,32 @@ public struct AgentStatus: Sendable, Equatable {
     public var running: Int
     public var badge: Int
     public init(version: String, store: String, pid: Int64, tasks: [TaskState: Int], running: Int, badge: Int) {
-        self.version = version; self.store = store; self.pid = pid; self.tasks = tasks; self.running = running; self.badge = badge
+        self.version = version; self.store = store; self.pid = pid; self.tasks = tasks; self.running = running;
+        self.badge = badge
     }
 
     public var bus: [String: Value] {
         var counts: [String: Value] = [:]
         for s in TaskState.allCases { counts[s.rawValue] = .uint32(UInt32(clamping: tasks[s] ?? 0)) }
-        return [Key.version.rawValue: .string(version), Key.store.rawValue: .string(store), Key.pid.rawValue: .int64(pid),
-                Key.tasks.rawValue: .dict(counts), Key.running.rawValue: .uint32(UInt32(clamping: running)),
-                Key.badge.rawValue: .uint32(UInt32(clamping: badge))]
+        return [
+            Key.version.rawValue: .string(version), Key.store.rawValue: .string(store), Key.pid.rawValue: .int64(pid),
+            Key.tasks.rawValue: .dict(counts), Key.running.rawValue: .uint32(UInt32(clamping: running)),
+            Key.badge.rawValue: .uint32(UInt32(clamping: badge)),
+        ]
     }
 
     public init(bus d: [String: Value]) throws {
         let f = try BusFields<Key>(d, reading: "the agent's status")
         var counts: [TaskState: Int] = [:]
         for (k, v) in try f.dict(.tasks) {
-            guard let n = v.int64Value else { throw FerryError(.invalidArgument, "the agent's status: tasks '\(k)' must be u") }
-            if let s = TaskState(rawValue: k) { counts[s] = Int(n) }   // a newer agent's state: not this client's
+            guard let n = v.int64Value else {
+                throw FerryError(.invalidArgument, "the agent's status: tasks '\(k)' must be u")
+            }
+            if let s = TaskState(rawValue: k) { counts[s] = Int(n) }  // a newer agent's state: not this client's
         }
-        self.init(version: try f.string(.version), store: try f.string(.store), pid: try f.int64(.pid),
-                  tasks: counts, running: try f.count(.running), badge: try f.count(.badge))
+        self.init(
+            version: try f.string(.version), store: try f.string(.store), pid: try f.int64(.pid),
+            tasks: counts, running: try f.count(.running), badge: try f.count(.badge))
     }
 }
 
@@ -125,7 +137,8 @@ extension ChallengeReply {
         var persistence = CredentialPersistence.none
         if let p = try OptionValue.string(d, Key.persistence.rawValue) {
             guard let known = CredentialPersistence(rawValue: p) else {
-                throw FerryError(.invalidArgument, "persistence must be none, for-session or permanent, not '\(p.prefix(32))'")
+                throw FerryError(
+                    .invalidArgument, "persistence must be none, for-session or permanent, not '\(p.prefix(32))'")
             }
             persistence = known
         }

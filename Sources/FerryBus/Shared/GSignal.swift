@@ -11,31 +11,40 @@ public enum GSignal {
 
     /// A signal whose handler takes only the emitting instance ("mounts-changed", "clicked").
     @discardableResult
-    public static func connect(_ instance: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping () -> Void) -> gulong {
+    public static func connect(
+        _ instance: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping () -> Void
+    ) -> gulong {
         let c: @convention(c) (gpointer?, gpointer?) -> Void = { _, user in Box<() -> Void>.peek(user!)() }
-        return g_signal_connect_data(instance, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release,
-                                     GConnectFlags(0))
+        return g_signal_connect_data(
+            instance, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release,
+            GConnectFlags(0))
     }
 
     /// A signal with one pointer argument: "notify::PROPERTY" (the GParamSpec), GSettings'
     /// "changed" (the key), a list factory's "setup" and "bind" (the item).
     @discardableResult
-    public static func connect(_ instance: UnsafeMutableRawPointer, _ signal: String,
-                               _ handler: @escaping (UnsafeMutableRawPointer?) -> Void) -> gulong {
+    public static func connect(
+        _ instance: UnsafeMutableRawPointer, _ signal: String,
+        _ handler: @escaping (UnsafeMutableRawPointer?) -> Void
+    ) -> gulong {
         let c: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, arg, user in
             Box<(UnsafeMutableRawPointer?) -> Void>.peek(user!)(arg)
         }
-        return g_signal_connect_data(instance, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release,
-                                     GConnectFlags(0))
+        return g_signal_connect_data(
+            instance, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release,
+            GConnectFlags(0))
     }
 
     /// A signal with one gboolean argument ("network-changed").
     @discardableResult
-    public static func connect(_ instance: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping (Bool) -> Void) -> gulong {
+    public static func connect(
+        _ instance: UnsafeMutableRawPointer, _ signal: String, _ handler: @escaping (Bool) -> Void
+    ) -> gulong {
         let c: @convention(c) (gpointer?, gboolean, gpointer?) -> Void = { _, flag, user in
             Box<(Bool) -> Void>.peek(user!)(flag != 0)
         }
-        return g_signal_connect_data(instance, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release,
-                                     GConnectFlags(0))
+        return g_signal_connect_data(
+            instance, signal, unsafeBitCast(c, to: GCallback.self), Box.retained(handler), release,
+            GConnectFlags(0))
     }
 }

@@ -15,19 +15,23 @@ public enum NoOverwriteMove {
     /// path. Across file systems it first copies to `temporary` (next to the target, fsynced)
     /// and links that. `source` (and `temporary`) stay: callers remove them when they may.
     /// `syncDirectory: false` leaves the folder's fsync to a caller that links several files.
-    public static func link(_ source: String, into directory: String, as name: String, temporary: String,
-                            syncDirectory: Bool = true) throws -> String {
+    public static func link(
+        _ source: String, into directory: String, as name: String, temporary: String,
+        syncDirectory: Bool = true
+    ) throws -> String {
         for attempt in 0..<10_000 {
             // The name itself first without looking (link(2) refuses a taken one), then free variants.
-            let target = directory + "/" + (attempt == 0 ? name : FileNaming.unique(name) { exists(directory + "/" + $0) })
+            let target =
+                directory + "/" + (attempt == 0 ? name : FileNaming.unique(name) { exists(directory + "/" + $0) })
             if Glibc.link(source, target) == 0 {
-                if syncDirectory { fsyncPath(directory) }   // the new name survives a power cut
+                if syncDirectory { fsyncPath(directory) }  // the new name survives a power cut
                 return target
             }
             switch errno {
             case EEXIST: continue
             case ENOSPC, EDQUOT: throw Failure.noSpace(directory: directory)
-            case EXDEV, EPERM, ENOTSUP: return try copy(source, to: target, via: temporary, syncDirectory: syncDirectory)
+            case EXDEV, EPERM, ENOTSUP:
+                return try copy(source, to: target, via: temporary, syncDirectory: syncDirectory)
             default: throw Failure.failed("cannot create \(target): \(String(cString: strerror(errno)))")
             }
         }
@@ -39,14 +43,16 @@ public enum NoOverwriteMove {
         let dir = PathName.folder(of: target)
         // Look before writing: a file that cannot fit is not copied half-way first.
         var st = stat(), vfs = statvfs()
-        if stat(source, &st) == 0, statvfs(dir, &vfs) == 0, Int64(vfs.f_bavail) * Int64(vfs.f_frsize) < Int64(st.st_size) {
+        if stat(source, &st) == 0, statvfs(dir, &vfs) == 0,
+            Int64(vfs.f_bavail) * Int64(vfs.f_frsize) < Int64(st.st_size)
+        {
             throw Failure.noSpace(directory: dir)
         }
-        unlink(tmp)   // a copy a crash interrupted
+        unlink(tmp)  // a copy a crash interrupted
         let src = open(source, O_RDONLY | O_CLOEXEC)
         let dst = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         defer { if src >= 0 { close(src) }; if dst >= 0 { close(dst) } }
-        if dst >= 0, st.st_mode != 0 { fchmod(dst, st.st_mode & 0o777) }   // the copy keeps the file's mode
+        if dst >= 0, st.st_mode != 0 { fchmod(dst, st.st_mode & 0o777) }  // the copy keeps the file's mode
         guard src >= 0, dst >= 0 else {
             if dst >= 0 { unlink(tmp) }
             throw Failure.failed("cannot write into \(dir): \(String(cString: strerror(errno)))")

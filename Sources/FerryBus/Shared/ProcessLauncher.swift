@@ -12,8 +12,10 @@ public enum ProcessLauncher {
 
     /// Starts `argv` (searched in PATH). `output`: append stdout and stderr to this file (0600).
     /// With `watch` the caller reaps the child (g_child_watch_add); otherwise GLib does.
-    public static func spawn(_ argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil,
-                             output: String? = nil, watch: Bool = false) throws -> Int32 {
+    public static func spawn(
+        _ argv: [String], environment: [String: String] = [:], workingDirectory: String? = nil,
+        output: String? = nil, watch: Bool = false
+    ) throws -> Int32 {
         var env = g_get_environ()
         for (k, v) in environment { env = g_environ_setenv(env, k, v, 1) }
         defer { g_strfreev(env) }
@@ -27,8 +29,11 @@ public enum ProcessLauncher {
         var error: UnsafeMutablePointer<GError>?
         var flags = G_SPAWN_SEARCH_PATH.rawValue
         if watch { flags |= G_SPAWN_DO_NOT_REAP_CHILD.rawValue }
-        guard g_spawn_async_with_fds(workingDirectory, &cargs, env, GSpawnFlags(rawValue: flags), childSetup, nil, &pid,
-                                     null, out, out, &error) != 0 else {
+        guard
+            g_spawn_async_with_fds(
+                workingDirectory, &cargs, env, GSpawnFlags(rawValue: flags), childSetup, nil, &pid,
+                null, out, out, &error) != 0
+        else {
             throw failure("cannot start \(argv.first ?? "?")", error)
         }
         return pid
@@ -41,7 +46,10 @@ public enum ProcessLauncher {
         var status: Int32 = 0
         var error: UnsafeMutablePointer<GError>?
         let flags = G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_STDIN_FROM_DEV_NULL.rawValue
-        guard g_spawn_sync(nil, &cargs, nil, GSpawnFlags(rawValue: flags), childSetup, nil, nil, nil, &status, &error) != 0 else {
+        guard
+            g_spawn_sync(nil, &cargs, nil, GSpawnFlags(rawValue: flags), childSetup, nil, nil, nil, &status, &error)
+                != 0
+        else {
             throw failure("cannot start \(argv.first ?? "?")", error)
         }
         return (status >> 8) & 0xff
@@ -59,8 +67,10 @@ public enum ProcessLauncher {
         let pid = Box<GPid>(0)
         var error: UnsafeMutablePointer<GError>?
         let ok = g_desktop_app_info_launch_uris_as_manager(
-            info, nil, context, GSpawnFlags(rawValue: G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_DO_NOT_REAP_CHILD.rawValue),
-            childSetup, nil, { _, launched, user in
+            info, nil, context,
+            GSpawnFlags(rawValue: G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_DO_NOT_REAP_CHILD.rawValue),
+            childSetup, nil,
+            { _, launched, user in
                 Unmanaged<Box<GPid>>.fromOpaque(user!).takeUnretainedValue().value = launched
             }, Box.unretained(pid), &error)
         guard ok != 0, pid.value > 0 else { throw failure("cannot launch \(entry)", error) }

@@ -20,13 +20,19 @@ public final class SettingsStore {
     /// keeps its defaults and flags.
     public init() throws {
         guard let source = g_settings_schema_source_get_default(),
-              let schema = g_settings_schema_source_lookup(source, Self.schemaID, 1) else {
-            throw FerryError(.failed, "the settings schema \(Self.schemaID) is not installed "
-                                      + "(install Ferry's package, or run desktop/install)")
+            let schema = g_settings_schema_source_lookup(source, Self.schemaID, 1)
+        else {
+            throw FerryError(
+                .failed,
+                "the settings schema \(Self.schemaID) is not installed "
+                    + "(install Ferry's package, or run desktop/install)")
         }
         self.schema = schema
         var backend = g_settings_backend_get_default()
-        if let b = backend, String(cString: g_type_name_from_instance(UnsafeMutablePointer<GTypeInstance>(OpaquePointer(b)))) == "GMemorySettingsBackend" {
+        if let b = backend,
+            String(cString: g_type_name_from_instance(UnsafeMutablePointer<GTypeInstance>(OpaquePointer(b))))
+                == "GMemorySettingsBackend"
+        {
             let folder = XDG.configHome + "/ferry"
             g_mkdir_with_parents(folder, 0o700)
             let file = folder + "/settings.ini"
@@ -53,7 +59,8 @@ public final class SettingsStore {
     /// Calls `f` with the key's name after each change (made here, by another process, or by
     /// `gsettings`), on the main loop.
     public func observe(_ f: @escaping (String) -> Void) {
-        if onChange.isEmpty { _ = g_settings_get_int(settings, Setting.maxTransfers.rawValue) }   // GSettings reports only keys once read
+        // GSettings reports only keys once read
+        if onChange.isEmpty { _ = g_settings_get_int(settings, Setting.maxTransfers.rawValue) }
         onChange.append(f)
     }
 
@@ -106,7 +113,9 @@ public final class SettingsStore {
         func text(_ v: OpaquePointer?) -> String {
             guard let v else { return "" }
             defer { g_variant_unref(v) }
-            if String(cString: g_variant_get_type_string(v)) == "s", let s = g_variant_get_string(v, nil) { return String(cString: s) }
+            if String(cString: g_variant_get_type_string(v)) == "s", let s = g_variant_get_string(v, nil) {
+                return String(cString: s)
+            }
             let p = g_variant_print(v, 0)!
             defer { g_free(p) }
             return String(cString: p)
@@ -114,11 +123,12 @@ public final class SettingsStore {
         let user = g_settings_get_user_value(settings, key)
         if let user { g_variant_unref(user) }
         let type = String(cString: g_variant_type_peek_string(g_settings_schema_key_get_value_type(k)))
-        return KeyInfo(key: key, value: text(g_settings_get_value(settings, key)),
-                       defaultValue: text(g_settings_schema_key_get_default_value(k)),
-                       summary: g_settings_schema_key_get_summary(k).map { String(cString: $0) } ?? "",
-                       description: g_settings_schema_key_get_description(k).map { String(cString: $0) } ?? "",
-                       type: type, allowed: Self.allowed(k), isSet: user != nil)
+        return KeyInfo(
+            key: key, value: text(g_settings_get_value(settings, key)),
+            defaultValue: text(g_settings_schema_key_get_default_value(k)),
+            summary: g_settings_schema_key_get_summary(k).map { String(cString: $0) } ?? "",
+            description: g_settings_schema_key_get_description(k).map { String(cString: $0) } ?? "",
+            type: type, allowed: Self.allowed(k), isSet: user != nil)
     }
 
     /// Sets a key from text, checked against the schema: a refused value names the key, the
@@ -151,7 +161,8 @@ public final class SettingsStore {
         defer { g_variant_unref(value) }
         guard g_settings_schema_key_range_check(k, value) != 0 else { throw refused }
         if key == Setting.downloadFolder.rawValue, !text.isEmpty, !text.hasPrefix("/") {
-            throw FerryError(.invalidArgument, "\(key) \(text): must be an absolute path, or empty for the XDG download folder")
+            throw FerryError(
+                .invalidArgument, "\(key) \(text): must be an absolute path, or empty for the XDG download folder")
         }
         // The same rule as the agent's when it saves there: the folder, or its parent (the
         // folder is made at first use); nothing deeper, which would mean a drive not there.
@@ -160,7 +171,8 @@ public final class SettingsStore {
             if g_file_test(text, G_FILE_TEST_EXISTS) != 0 {
                 guard isFolder(text) else { throw FerryError(.invalidArgument, "\(key) \(text): not a folder") }
             } else if !isFolder(PathName.folder(of: text)) {
-                throw FerryError(.invalidArgument, "\(key) \(text): neither it nor the folder it would be made in exists")
+                throw FerryError(
+                    .invalidArgument, "\(key) \(text): neither it nor the folder it would be made in exists")
             }
         }
         guard g_settings_set_value(settings, key, value) != 0 else {
@@ -177,7 +189,8 @@ public final class SettingsStore {
 
     private func schemaKey(_ key: String) throws -> OpaquePointer {
         guard has(key), let k = g_settings_schema_get_key(schema, key) else {
-            throw FerryError(.invalidArgument, "no setting named '\(key)' (the settings: \(keys.joined(separator: ", ")))")
+            throw FerryError(
+                .invalidArgument, "no setting named '\(key)' (the settings: \(keys.joined(separator: ", ")))")
         }
         return k
     }

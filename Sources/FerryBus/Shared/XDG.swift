@@ -10,7 +10,8 @@ public enum XDG {
     /// $XDG_STATE_HOME/ferry (default ~/.local/state/ferry). Per the XDG base directory spec a
     /// relative XDG_STATE_HOME is invalid and ignored.
     public static var stateDirectory: String {
-        let base = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let base =
+            ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (home + "/.local/state")
         return base + "/ferry"
     }

@@ -11,14 +11,20 @@ extension AgentCore {
         case .createTasks(let session, let drafts):
             return .taskIDs(try create(session: session, drafts, ledger))
         case .createFromResumeData(let session, let data, let draft, let destinationGiven):
-            return .taskIDs([try createFromResumeData(session: session, data, draft, destinationGiven: destinationGiven, ledger)])
+            return .taskIDs([
+                try createFromResumeData(session: session, data, draft, destinationGiven: destinationGiven, ledger)
+            ])
         case .listTasks(let session, let after, let limit):
             let n = AgentRequest.pageSize(limit)
-            return .tasks(try ledger.tasks(sessions: session.isEmpty ? nil : [session], afterID: after, limit: n).map(shown))
+            return .tasks(
+                try ledger.tasks(sessions: session.isEmpty ? nil : [session], afterID: after, limit: n).map(shown))
         case .listSection(let session, let active, let offset, let limit):
             let n = AgentRequest.pageSize(limit)
-            return .tasks(try ledger.taskSection(sessions: session.isEmpty ? nil : [session], active: active,
-                                                 offset: offset, limit: n).map(shown))
+            return .tasks(
+                try ledger.taskSection(
+                    sessions: session.isEmpty ? nil : [session], active: active,
+                    offset: offset, limit: n
+                ).map(shown))
         case .getTask(let id):
             return .task(try shownTask(id, ledger))
         case .pause(let id):
@@ -56,7 +62,8 @@ extension AgentCore {
             return .count(ids.count)
         case .pauseAll(let session):
             var n = 0
-            for id in try ledger.taskIDs(session: session.isEmpty ? nil : session, states: [.queued, .running, .waiting])
+            for id in try ledger.taskIDs(
+                session: session.isEmpty ? nil : session, states: [.queued, .running, .waiting])
             where !tasks.finalizing.contains(id) {
                 if (try? withMachine(id, ledger) { m, now in try m.pause(now: now) })?.state == .paused { n += 1 }
             }
@@ -69,26 +76,34 @@ extension AgentCore {
             wake(.schedule)
             return .count(n)
         case .status:
-            return .status(counts: try ledger.countsByState(sessions: nil), running: tasks.attached.count, badge: user.badge)
+            return .status(
+                counts: try ledger.countsByState(sessions: nil), running: tasks.attached.count, badge: user.badge)
         }
         return .none
     }
 
     // MARK: - Sessions
 
-    mutating func openSession(_ identifier: String, _ options: SessionOptions, peer: String, app: SandboxedApp?,
-                              _ ledger: AgentLedger) throws -> AgentReply {
-        try Self.validateSessionIdentifier(app.map { SessionKey.name(of: identifier, app: $0.id) } ?? identifier)   // an alias's name
+    mutating func openSession(
+        _ identifier: String, _ options: SessionOptions, peer: String, app: SandboxedApp?,
+        _ ledger: AgentLedger
+    ) throws -> AgentReply {
+        // an alias's name
+        try Self.validateSessionIdentifier(app.map { SessionKey.name(of: identifier, app: $0.id) } ?? identifier)
         let existing = try ledger.session(identifier)
         var config = options.applied(to: existing ?? SessionConfig())
-        config.invalid = false   // a new life for an invalidated identifier
-        if existing == nil {   // the owner is whoever created it, for good
+        config.invalid = false  // a new life for an invalidated identifier
+        if existing == nil {  // the owner is whoever created it, for good
             config.app = app?.id ?? ""
             config.appKind = app?.kind.rawValue ?? ""
         } else if app == nil, !config.app.isEmpty, identifier != config.app, !identifier.hasPrefix(config.app + ".") {
             // Opened by an app outside its own namespace before apps were held to it (squatted):
             // the host takes it back, so its tasks never go to that app's inbox or relaunch.
-            log(.warning, "session \(identifier) was opened by the sandboxed app \(config.app) outside its namespace: it is the host's again")
+            log(
+                .warning,
+                "session \(identifier) was opened by the sandboxed app \(config.app) outside its namespace: it is the "
+                    + "host's again"
+            )
             config.app = ""
             config.appKind = ""
             config.appHome = ""
@@ -98,13 +113,15 @@ extension AgentCore {
         sessions.configs[identifier] = config
         if sessions.queues[identifier] == nil { sessions.queues[identifier] = EventQueue() }
         if !peer.isEmpty { sessions.clients[identifier, default: []].insert(peer) }
-        return .session(identifier: identifier, created: existing == nil, latestSeq: sessions.queues[identifier]?.lastSeq ?? 0,
-                        inbox: SessionRules(session: identifier, config: config, settings: settings).inbox)
+        return .session(
+            identifier: identifier, created: existing == nil, latestSeq: sessions.queues[identifier]?.lastSeq ?? 0,
+            inbox: SessionRules(session: identifier, config: config, settings: settings).inbox)
     }
 
     public static func validateSessionIdentifier(_ id: String) throws {
         guard !id.isEmpty, id.utf8.count <= 255,
-              id.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value != 127 }) else {
+            id.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value != 127 })
+        else {
             throw FerryError(.invalidArgument, "session identifier must be 1-255 printable characters without spaces")
         }
     }
@@ -135,7 +152,7 @@ extension AgentCore {
             records[i].session = session
             records[i].created = now
             records[i].updated = now
-            if let timeout = records[i].deadline { records[i].deadline = now + timeout }   // seconds from now, as asked
+            if let timeout = records[i].deadline { records[i].deadline = now + timeout }  // seconds from now, as asked
             takeCredential(fromURLOf: &records[i])
             if records[i].maxRate == nil, config(session).maxRate > 0 { records[i].maxRate = config(session).maxRate }
         }
@@ -151,8 +168,10 @@ extension AgentCore {
         return records.map(\.id)
     }
 
-    private mutating func createFromResumeData(session: String, _ data: ResumeData, _ draft: TaskRecord,
-                                               destinationGiven: Bool, _ ledger: AgentLedger) throws -> Int64 {
+    private mutating func createFromResumeData(
+        session: String, _ data: ResumeData, _ draft: TaskRecord,
+        destinationGiven: Bool, _ ledger: AgentLedger
+    ) throws -> Int64 {
         try usableSession(session, ledger)
         var r = draft
         r.etag = data.etag
@@ -180,21 +199,26 @@ extension AgentCore {
     /// A file being verified and moved into place is past stopping: its bytes are all there.
     private func notSaving(_ id: Int64) throws {
         guard !tasks.finalizing.contains(id) else {
-            throw FerryError(.invalidState, "task \(id) has every byte and is being saved to its destination; it can no longer be paused or canceled")
+            throw FerryError(
+                .invalidState,
+                "task \(id) has every byte and is being saved to its destination; it can no longer be paused or "
+                    + "canceled"
+            )
         }
     }
 
     /// The resume data of a task's bytes in staging (what is on disk, not what was counted).
     static func resumeBlob(_ r: TaskRecord, staged: Int64) -> ResumeData {
-        ResumeData(url: r.url, task: r.id, received: staged, expected: r.expected, etag: r.etag,
-                   lastModified: r.lastModified, suggestedName: r.suggestedName)
+        ResumeData(
+            url: r.url, task: r.id, received: staged, expected: r.expected, etag: r.etag,
+            lastModified: r.lastModified, suggestedName: r.suggestedName)
     }
 
     private mutating func answerChallenge(_ id: Int64, _ reply: ChallengeReply, _ ledger: AgentLedger) throws {
         let choice: TaskMachine.ChallengeAnswer
         switch reply {
         case .credential(let c, _) where tasks.proxyAsked.contains(id):
-            tasks.proxyCredentials[id] = c   // the proxy's: never sent to a server
+            tasks.proxyCredentials[id] = c  // the proxy's: never sent to a server
             choice = .useCredential
         case .credential(let c, _):
             // For the origin that asked (unknown after a restart: the task's own).

@@ -11,13 +11,19 @@ extension AgentCore {
         let next: [TaskRecord]
         do {
             let book = sessions, network = world.network
-            next = try ledger.nextQueued(limit: tasks.scheduler.freeSlots, excludingHosts: tasks.scheduler.fullHosts,
-                                         excludingIDs: tasks.attached.union(tasks.storeBlocked).union(tasks.finalizing)) { r in
+            next = try ledger.nextQueued(
+                limit: tasks.scheduler.freeSlots, excludingHosts: tasks.scheduler.fullHosts,
+                excludingIDs: tasks.attached.union(tasks.storeBlocked).union(tasks.finalizing)
+            ) { r in
                 guard plan.mayStart(host: r.host) else { return .skipHost }
                 let c = book.config(r.session)
-                let policy = SessionPolicy(allowMetered: c.allowMetered, discretionary: c.discretionary, perHostLimit: c.perHostLimit)
-                guard policy.mayStart(metered: network.metered, powerSaver: network.powerSaver,
-                                      runningForHost: plan.running(session: r.session, host: r.host)) else { return .skipTask }
+                let policy = SessionPolicy(
+                    allowMetered: c.allowMetered, discretionary: c.discretionary, perHostLimit: c.perHostLimit)
+                guard
+                    policy.mayStart(
+                        metered: network.metered, powerSaver: network.powerSaver,
+                        runningForHost: plan.running(session: r.session, host: r.host))
+                else { return .skipTask }
                 plan.started(host: r.host, session: r.session)
                 return .take
             }
@@ -73,7 +79,9 @@ extension AgentCore {
         world.network = state
         world.networkKnown = true
         if flipped || refused {
-            for id in tasks.attached.sorted() { _ = try? withMachine(id, ledger) { m, now in m.networkChanged(now: now) } }
+            for id in tasks.attached.sorted() {
+                _ = try? withMachine(id, ledger) { m, now in m.networkChanged(now: now) }
+            }
             if flipped { out.append(.dropConnections) }
         }
         for r in (try? ledger.waitingForNetwork()) ?? [] {
@@ -104,7 +112,9 @@ extension AgentCore {
             let old = try ledger.endedTaskIDs(session: nil, updatedBefore: now - keep)
             guard !old.isEmpty else { return }
             try removeTasks(old, ledger)
-            log(.info, "removed \(old.count) task(s) that ended more than \(keep / 86_400_000_000) day(s) ago from the list")
+            log(
+                .info,
+                "removed \(old.count) task(s) that ended more than \(keep / 86_400_000_000) day(s) ago from the list")
         } catch {
             log(.error, "cannot prune ended tasks: \(error)")
         }
@@ -117,14 +127,16 @@ extension AgentCore {
         for id in ids {
             let r = try shownTask(id, ledger)
             guard r.state.isFinal, !tasks.finalizing.contains(id) else {
-                throw FerryError(.invalidState, "task \(id) is \(r.state.rawValue): cancel it before removing it from the list")
+                throw FerryError(
+                    .invalidState, "task \(id) is \(r.state.rawValue): cancel it before removing it from the list")
             }
             owners[app(ofSession: r.session), default: []].append(id)
             if let reply = r.replyFile { replies[!config(r.session).app.isEmpty, default: []].append(reply) }
         }
         out.append(.store(.deleteTasks(ids)))
         for (app, list) in owners.sorted(by: { $0.key < $1.key }) { out.append(.tasksRemoved(list, app: app)) }
-        for (confined, files) in replies.sorted(by: { !$0.key && $1.key }) {   // the uploads' replies: the agent's, not the user's
+        // the uploads' replies: the agent's, not the user's
+        for (confined, files) in replies.sorted(by: { !$0.key && $1.key }) {
             out.append(.removeFiles(files, confined: confined))
         }
         for id in ids {
@@ -149,7 +161,8 @@ extension AgentCore {
         var w = r
         w.state = .waiting
         w.reason = .space
-        w.error = "the agent cannot save its records (is the disk holding its state full?); the task continues when it can"
+        w.error =
+            "the agent cannot save its records (is the disk holding its state full?); the task continues when it can"
         return w
     }
 }

@@ -35,12 +35,14 @@ extension AgentCore {
         guard var c = try ledger.session(session) else { throw FerryError(.noSuchSession, "no session '\(session)'") }
         guard !c.invalid, !c.invalidating else { return }
         c.invalidating = true
-        credentials.forSession[session] = nil   // an app's "for-session" answers end here
+        credentials.forSession[session] = nil  // an app's "for-session" answers end here
         out.append(.store(.saveSession(session, c)))
         sessions.configs[session] = c
         var unfinished = try ledger.unfinishedTaskIDs(session: session)
         if cancelTasks {
-            for id in unfinished { _ = try? withMachine(id, ledger) { m, now in try m.cancel(keepPartial: false, now: now) } }
+            for id in unfinished {
+                _ = try? withMachine(id, ledger) { m, now in try m.cancel(keepPartial: false, now: now) }
+            }
             unfinished = []
         }
         checkInvalidation(session, unfinished: unfinished)
@@ -48,9 +50,11 @@ extension AgentCore {
 
     /// An invalidating session with no unfinished task gets its last event.
     mutating func checkInvalidation(_ session: String, _ ledger: AgentLedger) {
-        guard sessions.configs[session]?.invalidating == true, let ids = try? ledger.unfinishedTaskIDs(session: session) else { return }
+        guard sessions.configs[session]?.invalidating == true, let ids = try? ledger.unfinishedTaskIDs(session: session)
+        else { return }
         // The store may still show tasks this turn ended: memory knows better.
-        checkInvalidation(session, unfinished: ids.filter { tasks.machines[$0].map { !$0.record.state.isFinal } ?? true })
+        checkInvalidation(
+            session, unfinished: ids.filter { tasks.machines[$0].map { !$0.record.state.isFinal } ?? true })
     }
 
     private mutating func checkInvalidation(_ session: String, unfinished: [Int64]) {

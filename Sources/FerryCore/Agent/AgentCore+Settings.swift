@@ -9,7 +9,9 @@ extension AgentCore {
         tasks.scheduler.maxPerHost = max(1, new.maxPerHost)
         if old.allowMetered && !new.allowMetered && world.network.metered {
             // Turned off on a metered network: what runs stops and waits, from its bytes.
-            for id in tasks.attached.sorted() { _ = try? withMachine(id, ledger) { m, now in m.networkChanged(now: now) } }
+            for id in tasks.attached.sorted() {
+                _ = try? withMachine(id, ledger) { m, now in m.networkChanged(now: now) }
+            }
         }
         if new.keepEnded != old.keepEnded {
             world.lastPrune = 0

@@ -4,8 +4,10 @@ extension AgentCore {
     /// Runs one machine event for a task (running or stored) and carries out its actions.
     /// `stored`: the task's row as this turn just read it (spares reading it again).
     @discardableResult
-    mutating func withMachine(_ id: Int64, _ ledger: AgentLedger, stored: TaskRecord? = nil,
-                              _ body: (inout TaskMachine, _ now: Int64) throws -> [TaskMachine.Action]) throws -> TaskRecord {
+    mutating func withMachine(
+        _ id: Int64, _ ledger: AgentLedger, stored: TaskRecord? = nil,
+        _ body: (inout TaskMachine, _ now: Int64) throws -> [TaskMachine.Action]
+    ) throws -> TaskRecord {
         // Taken out of memory, not copied: changed in place by its one owner, then put back.
         rememberMachine(id)
         var m: TaskMachine
@@ -22,7 +24,7 @@ extension AgentCore {
         do {
             actions = try body(&m, now)
         } catch {
-            if live { tasks.machines[id] = m }   // a machine's step refuses before it changes anything
+            if live { tasks.machines[id] = m }  // a machine's step refuses before it changes anything
             throw error
         }
         touch(id, session: m.record.session)
@@ -32,7 +34,9 @@ extension AgentCore {
         guard let record = try tasks.machines[id]?.record ?? ledger.task(id) else {
             throw FerryError(.noSuchTask, "no task with id \(id)")
         }
-        if record.state != .running || (!tasks.attached.contains(id) && !tasks.finalizing.contains(id)) { tasks.machines[id] = nil }
+        if record.state != .running || (!tasks.attached.contains(id) && !tasks.finalizing.contains(id)) {
+            tasks.machines[id] = nil
+        }
         // Rechecks cycle waiting → queued → running: the warning is forgotten only when the task
         // ends, is paused or waits for something else.
         if record.state.isFinal || record.state == .paused || (record.state == .waiting && record.reason != .space) {
@@ -56,7 +60,9 @@ extension AgentCore {
                 plan.proxyCredential = tasks.proxyCredentials[id]
                 world.mayHaveStaged?.insert(id)
                 watchForStall(r, seconds: stall, from: plan.offset)
-                out.append(.startTransfer(r, plan, stallSeconds: stall, credential: tasks.credentials[id]?.forRequest(to: plan.url)))
+                out.append(
+                    .startTransfer(
+                        r, plan, stallSeconds: stall, credential: tasks.credentials[id]?.forRequest(to: plan.url)))
                 launcherProgressChanged()
             case .stopTransfer:
                 // Not journaled as detached: if the turn cannot commit, the stop never happens.
@@ -74,8 +80,10 @@ extension AgentCore {
             case .finalize:
                 if tasks.finalizing.insert(id).inserted {
                     let rules = rules(r.session)
-                    out.append(r.kind == .upload ? .finalize(rules.reply(of: r), defaultDirectory: nil, confined: rules.confined)
-                                                 : .finalize(r, defaultDirectory: rules.defaultDirectory, confined: rules.confined))
+                    out.append(
+                        r.kind == .upload
+                            ? .finalize(rules.reply(of: r), defaultDirectory: nil, confined: rules.confined)
+                            : .finalize(r, defaultDirectory: rules.defaultDirectory, confined: rules.confined))
                 }
             case .scheduleRetry(let at):
                 wake(.retry, noLaterThan: at, due: \.retryDueAt)
@@ -95,7 +103,9 @@ extension AgentCore {
                     out.append(.taskChanged(id, r.state, app: app(ofSession: r.session)))
                 }
                 // The agent's copy of a handed-over descriptor is needed no more (nor ever again).
-                if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile { out.append(.removeFiles([copy], confined: false)) }
+                if r.state.isFinal, isUploadCopy(r), let copy = r.uploadFile {
+                    out.append(.removeFiles([copy], confined: false))
+                }
             }
         }
     }
@@ -112,10 +122,11 @@ extension AgentCore {
         guard tasks.attached.contains(id), tasks.machines[id] != nil else { return }
         var decision = TaskMachine.BodyDecision.append
         _ = try? withMachine(id, ledger) { m, _ in
-            let (body, actions) = m.responseBegan(status: head.status, contentRangeStart: head.contentRangeStart,
-                                                  totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
-                                                  suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName),
-                                                  contentEncoding: head.contentEncoding, contentType: head.contentType)
+            let (body, actions) = m.responseBegan(
+                status: head.status, contentRangeStart: head.contentRangeStart,
+                totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
+                suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName),
+                contentEncoding: head.contentEncoding, contentType: head.contentType)
             decision = body
             return actions
         }
@@ -146,7 +157,11 @@ extension AgentCore {
         turnStart?.detached.insert(id)
         launcherProgressChanged()
         if outcome.curlCode != 0 || outcome.stalledSeconds != nil {
-            log(.info, "task \(id): attempt ended: curl \(outcome.curlCode) HTTP \(outcome.httpStatus) \(outcome.rejection ?? outcome.curlMessage)")
+            log(
+                .info,
+                "task \(id): attempt ended: curl \(outcome.curlCode) HTTP \(outcome.httpStatus) "
+                    + "\(outcome.rejection ?? outcome.curlMessage)"
+            )
         }
         let reachable = world.network.available || DownloadURL.isLoopback(host: r.host)
         let backoff = settings.backoff, deadline = deadline(r), random = random(id)
@@ -164,9 +179,10 @@ extension AgentCore {
         }
         let ended = try? withMachine(id, ledger) { m, now in
             _ = m.progressed(received: received, now: now)
-            return m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,
-                                   networkAvailable: reachable, canChallenge: canChallenge,
-                                   userAnswers: userAnswers, spaceRecheck: recheck)
+            return m.transferEnded(
+                outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,
+                networkAvailable: reachable, canChallenge: canChallenge,
+                userAnswers: userAnswers, spaceRecheck: recheck)
         }
         logIfFailed(ended)
         wake(.schedule)
@@ -184,9 +200,12 @@ extension AgentCore {
         guard let r = tasks.detach(id) else { return }
         turnStart?.detached.insert(id)
         let backoff = settings.backoff, deadline = deadline(r), random = random(id), recheck = settings.spaceRecheck
-        logIfFailed(try? withMachine(id, ledger) { m, now in
-            m.transferEnded(outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random, spaceRecheck: recheck)
-        })
+        logIfFailed(
+            try? withMachine(id, ledger) { m, now in
+                m.transferEnded(
+                    outcome, backoff: backoff, resourceDeadline: deadline, now: now, random: random,
+                    spaceRecheck: recheck)
+            })
         wake(.schedule)
     }
 
@@ -227,12 +246,17 @@ extension AgentCore {
             log(.info, "task \(id): complete: \(path)")
             // Once committed, the staging name (and a copy's second name) are no longer needed.
             // The staging name is the agent's; a copy's second name is in the destination folder.
-            let (own, inDestination) = (cleanup.filter(settings.state.contains), cleanup.filter { !settings.state.contains($0) })
+            let (own, inDestination) = (
+                cleanup.filter(settings.state.contains), cleanup.filter { !settings.state.contains($0) }
+            )
             if !own.isEmpty { out.append(.removeFiles(own, confined: false)) }
-            if !inDestination.isEmpty { out.append(.removeFiles(inDestination, confined: !config(record?.session ?? "").app.isEmpty)) }
+            if !inDestination.isEmpty {
+                out.append(.removeFiles(inDestination, confined: !config(record?.session ?? "").app.isEmpty))
+            }
         case (.noSpace(let message), _): log(.warning, "task \(id): waiting for space: \(message)")
         case (.folderMissing(let message), _): log(.warning, "task \(id): waiting for its folder: \(message)")
-        case (.checksumMismatch(let message), _), (.failed(_, let message), _): log(.warning, "task \(id): failed: \(message)")
+        case (.checksumMismatch(let message), _), (.failed(_, let message), _):
+            log(.warning, "task \(id): failed: \(message)")
         default: break
         }
         if record?.state != .running {

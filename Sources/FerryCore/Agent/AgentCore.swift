@@ -143,11 +143,11 @@ public struct AgentCore: Sendable {
         world.mayHaveStaged = s.staged
         for (id, q) in s.queues { sessions.reservedSeq[id] = q.lastSeq }
         moveCredentials(outOf: s.urlCredentials)
-        out.append(.launcherChanged)   // docks want the current state from a (re)started agent
-        networkChanged(s.network, ledger)   // tasks that waited for it before a restart try again
+        out.append(.launcherChanged)  // docks want the current state from a (re)started agent
+        networkChanged(s.network, ledger)  // tasks that waited for it before a restart try again
         armRetry(ledger)
         wake(.schedule)
-        wake(.prune)   // after the first answers
+        wake(.prune)  // after the first answers
         // Events that waited across a restart may need their app. Apps still running reopen
         // their sessions when they see the new agent: give them a moment first.
         wake(.pendingLaunches, at: now + 2_000_000)
@@ -187,7 +187,7 @@ public struct AgentCore: Sendable {
         core.tasks.carryOver(detached: start.detached, finalized: start.finalized, touched: start.touched)
         core.wakes = wakes
         core.world = world
-        core.settings = settings   // the user's settings are not the turn's to take back
+        core.settings = settings  // the user's settings are not the turn's to take back
         core.tasks.scheduler.maxTotal = tasks.scheduler.maxTotal
         core.tasks.scheduler.maxPerHost = tasks.scheduler.maxPerHost
         self = core

@@ -48,7 +48,9 @@ public struct TaskProgress: Sendable, Equatable {
     public var received: Int64
     /// -1: unknown.
     public var expected: Int64
-    public init(task: Int64, received: Int64, expected: Int64) { self.task = task; self.received = received; self.expected = expected }
+    public init(task: Int64, received: Int64, expected: Int64) {
+        self.task = task; self.received = received; self.expected = expected
+    }
 }
 
 public enum LogLevel: Sendable, Equatable { case debug, info, warning, error }
@@ -110,9 +112,12 @@ public struct SessionInfo: Sendable, Equatable {
     public var latestSeq: UInt64
     public var relaunch: String
     public var finishedEvents: Int64
-    public init(identifier: String, configuration: SessionConfig, clients: Int, pendingEvents: Int, latestSeq: UInt64,
-                relaunch: String, finishedEvents: Int64) {
+    public init(
+        identifier: String, configuration: SessionConfig, clients: Int, pendingEvents: Int, latestSeq: UInt64,
+        relaunch: String, finishedEvents: Int64
+    ) {
         self.identifier = identifier; self.configuration = configuration; self.clients = clients
-        self.pendingEvents = pendingEvents; self.latestSeq = latestSeq; self.relaunch = relaunch; self.finishedEvents = finishedEvents
+        self.pendingEvents = pendingEvents; self.latestSeq = latestSeq; self.relaunch = relaunch;
+        self.finishedEvents = finishedEvents
     }
 }

@@ -45,9 +45,12 @@ public struct AgentStartState: Sendable {
     public var staged: Set<Int64>?
     /// Tasks an older agent stored with user:password in their URL: moved out at the start.
     public var urlCredentials: [TaskRecord] = []
-    public init(queues: [String: EventQueue], sessions: [String: SessionConfig], badge: Int, lastTaskID: Int64,
-                network: NetworkState, staged: Set<Int64>? = nil) {
-        self.queues = queues; self.sessions = sessions; self.badge = badge; self.lastTaskID = lastTaskID; self.network = network
+    public init(
+        queues: [String: EventQueue], sessions: [String: SessionConfig], badge: Int, lastTaskID: Int64,
+        network: NetworkState, staged: Set<Int64>? = nil
+    ) {
+        self.queues = queues; self.sessions = sessions; self.badge = badge; self.lastTaskID = lastTaskID;
+        self.network = network
         self.staged = staged
     }
 }
@@ -113,9 +116,11 @@ public struct ResponseHead: Sendable, Equatable {
     public var contentDisposition: String?
     public var contentEncoding: String?
     public var contentType: String?
-    public init(status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
-                lastModified: String? = nil, contentDisposition: String? = nil,
-                contentEncoding: String? = nil, contentType: String? = nil) {
+    public init(
+        status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
+        lastModified: String? = nil, contentDisposition: String? = nil,
+        contentEncoding: String? = nil, contentType: String? = nil
+    ) {
         self.status = status; self.contentRangeStart = contentRangeStart; self.totalLength = totalLength
         self.etag = etag; self.lastModified = lastModified; self.contentDisposition = contentDisposition
         self.contentEncoding = contentEncoding; self.contentType = contentType

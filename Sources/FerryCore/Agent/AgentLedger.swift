@@ -9,8 +9,10 @@ public protocol AgentLedger {
     /// Active tasks (not ended) by ascending id, or ended ones by descending id, from `offset`.
     func taskSection(sessions: [String]?, active: Bool, offset: Int, limit: Int) throws -> [TaskRecord]
     /// Queued tasks to start next, oldest first; `take` sorts each one (see `QueuePick`).
-    func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
-                    take: (TaskRecord) -> QueuePick) throws -> [TaskRecord]
+    func nextQueued(
+        limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
+        take: (TaskRecord) -> QueuePick
+    ) throws -> [TaskRecord]
     func waitingForNetwork() throws -> [TaskRecord]
     /// Tasks waiting for this reason, by ascending id.
     func waiting(for reason: WaitReason) throws -> [TaskRecord]

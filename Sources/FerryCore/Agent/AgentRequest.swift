@@ -83,8 +83,10 @@ public struct SessionOptions: Sendable, Equatable {
 
     /// Every option of a configuration (what GetSession shows, what the library sends).
     public init(_ c: SessionConfig) {
-        launchCommand = c.launchCommand; relaunch = c.relaunch; discretionary = c.discretionary; allowMetered = c.allowMetered
-        perHostLimit = c.perHostLimit; maxRate = c.maxRate; cookies = c.cookies; requestTimeout = c.requestTimeout; resourceTimeout = c.resourceTimeout
+        launchCommand = c.launchCommand; relaunch = c.relaunch; discretionary = c.discretionary;
+        allowMetered = c.allowMetered
+        perHostLimit = c.perHostLimit; maxRate = c.maxRate; cookies = c.cookies; requestTimeout = c.requestTimeout;
+        resourceTimeout = c.resourceTimeout
         popups = c.popups; keepEvents = c.keepEvents; defaultDirectory = c.defaultDirectory
     }
 }

@@ -19,8 +19,9 @@ public struct ProtectionSpace: Sendable, Hashable {
     public init(app: String, url: String, realm: String) {
         let c = URLComponents(string: url)
         let scheme = c?.scheme?.lowercased() ?? "http"
-        self.init(app: app, scheme: scheme, host: c?.host?.lowercased() ?? "",
-                  port: c?.port ?? (scheme == "https" ? 443 : 80), realm: realm)
+        self.init(
+            app: app, scheme: scheme, host: c?.host?.lowercased() ?? "",
+            port: c?.port ?? (scheme == "https" ? 443 : 80), realm: realm)
     }
 }
 
@@ -65,7 +66,9 @@ struct CredentialBook: Sendable {
 
     func known(_ session: String, _ space: ProtectionSpace) -> Credential? { forSession[session]?[space] }
 
-    mutating func keep(_ c: Credential, session: String, _ space: ProtectionSpace) { forSession[session, default: [:]][space] = c }
+    mutating func keep(_ c: Credential, session: String, _ space: ProtectionSpace) {
+        forSession[session, default: [:]][space] = c
+    }
 
     /// A task ended: what it alone held goes.
     mutating func taskEnded(_ id: Int64) -> Bool {
@@ -80,7 +83,9 @@ extension DownloadURL {
     /// The URL without its user information, and the credential that was in it
     /// (percent-decoded); the URL as given when it has none.
     public static func splitCredential(_ string: String) -> (url: String, credential: Credential?) {
-        guard string.utf8.contains(UInt8(ascii: "@")), var c = URLComponents(string: string), c.user != nil || c.password != nil else {
+        guard string.utf8.contains(UInt8(ascii: "@")), var c = URLComponents(string: string),
+            c.user != nil || c.password != nil
+        else {
             return (string, nil)
         }
         let credential = Credential(user: c.user ?? "", password: c.password ?? "")

@@ -57,7 +57,8 @@ struct RunningTasks: Sendable {
         var w = r
         w.state = .waiting
         w.reason = .space
-        w.error = "the agent cannot save its records (is the disk holding its state full?); the task continues when it can"
+        w.error =
+            "the agent cannot save its records (is the disk holding its state full?); the task continues when it can"
         return w
     }
 
@@ -66,7 +67,9 @@ struct RunningTasks: Sendable {
     mutating func stalls(now: Int64, defaultLimit: Int64) -> (stalled: [(Int64, StallWatch)], next: Int64?) {
         var stalled: [(Int64, StallWatch)] = [], next: Int64?
         for id in attached.sorted() {
-            let watch = stallWatches[id] ?? StallWatch(lastMoved: now, limit: defaultLimit, offset: machines[id]?.record.received ?? 0)
+            let watch =
+                stallWatches[id]
+                ?? StallWatch(lastMoved: now, limit: defaultLimit, offset: machines[id]?.record.received ?? 0)
             stallWatches[id] = watch
             if now - watch.lastMoved >= watch.limit {
                 stalled.append((id, watch))

@@ -44,14 +44,22 @@ struct SandboxPolicy {
         switch r {
         case .openSession(let id, let options, let peer):
             if options.launchCommand != nil {
-                throw FerryError(.accessDenied, "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
+                throw FerryError(
+                    .accessDenied,
+                    "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
             }
             // Session ids are global: an app names its own only, so it can never take the user's
             // (dev.ferry.cli) or another app's before they open theirs.
             // Compared as bytes, and ASCII as app ids are: no Unicode-equivalent look-alikes.
             let name = SessionKey.name(of: id, app: app.id)
-            guard name.utf8.allSatisfy({ $0 < 128 }), name.utf8.elementsEqual(app.id.utf8) || name.utf8.starts(with: (app.id + ".").utf8) else {
-                throw FerryError(.accessDenied, "session '\(name.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are '\(app.id)' or begin with '\(app.id).' (ASCII)")
+            guard name.utf8.allSatisfy({ $0 < 128 }),
+                name.utf8.elementsEqual(app.id.utf8) || name.utf8.starts(with: (app.id + ".").utf8)
+            else {
+                throw FerryError(
+                    .accessDenied,
+                    "session '\(name.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are "
+                        + "'\(app.id)' or begin with '\(app.id).' (ASCII)"
+                )
             }
             try own(id)
             if sessions.configs[id] == nil { try limits.admitSession(open: mine.count, app: app.id) }
@@ -63,14 +71,19 @@ struct SandboxPolicy {
             try mayCreate(in: session, 1)
             // Resume data names the task whose kept bytes it continues: only the app's own.
             guard data.signedByAgent else {
-                throw FerryError(.invalidResumeData, "the resume data is not signed by this agent (an app may only continue from resume data the agent gave out)")
+                throw FerryError(
+                    .invalidResumeData,
+                    "the resume data is not signed by this agent (an app may only continue from resume data the agent "
+                        + "gave out)"
+                )
             }
             do { try visible(data.task) } catch {
                 throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
             }
-            return .run(.createFromResumeData(session: session, data, Self.rankedBelowTheUser(draft), destinationGiven: given))
+            return .run(
+                .createFromResumeData(session: session, data, Self.rankedBelowTheUser(draft), destinationGiven: given))
         case .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
-             .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
+            .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
             try own(session)
             return .run(r)
         case .listTasks(let session, let after, let limit):
@@ -78,7 +91,7 @@ struct SandboxPolicy {
         case .listSection(let session, let active, let offset, let limit):
             return .section(sessions: try ownOrMine(session), active: active, offset: offset, limit: limit)
         case .getTask(let id), .pause(let id), .resume(let id), .cancel(let id), .cancelProducingResumeData(let id),
-             .answerChallenge(let id, _):
+            .answerChallenge(let id, _):
             try visible(id)
             return .run(r)
         case .removeTasks(let ids):
@@ -107,12 +120,16 @@ struct SandboxPolicy {
         return r
     }
 
-    private func owner(_ session: String) throws -> String? { try sessions.configs[session]?.app ?? ledger.session(session)?.app }
+    private func owner(_ session: String) throws -> String? {
+        try sessions.configs[session]?.app ?? ledger.session(session)?.app
+    }
 
     private func own(_ session: String) throws {
-        guard let owner = try owner(session) else { return }   // NoSuchSession follows
+        guard let owner = try owner(session) else { return }  // NoSuchSession follows
         guard owner.utf8.elementsEqual(app.id.utf8) else {
-            throw FerryError(.accessDenied, "session '\(session)' belongs to another app; \(app.id) can use only the sessions it opened")
+            throw FerryError(
+                .accessDenied,
+                "session '\(session)' belongs to another app; \(app.id) can use only the sessions it opened")
         }
     }
 
@@ -134,7 +151,9 @@ struct SandboxPolicy {
     private func mayCreate(in session: String, _ new: Int) throws {
         // Talking to the agent must not give an app the network its sandbox does not have.
         guard app.network else {
-            throw FerryError(.accessDenied, "\(app.id) has no network permission (Flatpak: --share=network), so the agent fetches nothing for it")
+            throw FerryError(
+                .accessDenied,
+                "\(app.id) has no network permission (Flatpak: --share=network), so the agent fetches nothing for it")
         }
         try own(session)
         let mine = mine

@@ -47,8 +47,11 @@ struct SessionBook: Sendable {
         let dropped = queues[session]!.acknowledge(upTo: seq)
         guard !dropped.isEmpty else { return [] }
         // An upload's reply was the event's to hand over: handed, it goes (after the commit).
-        let replies = dropped.compactMap { if case .uploaded(_, let file, _, _, _) = $0.event, !file.isEmpty { file } else { nil } }
-        return [.store(.deleteEvents(session: session, upTo: seq))] + (replies.isEmpty ? [] : [.removeFiles(replies, confined: confined)])
+        let replies = dropped.compactMap {
+            if case .uploaded(_, let file, _, _, _) = $0.event, !file.isEmpty { file } else { nil }
+        }
+        return [.store(.deleteEvents(session: session, upTo: seq))]
+            + (replies.isEmpty ? [] : [.removeFiles(replies, confined: confined)])
     }
 
     static func noSuchSession(_ session: String) -> FerryError {
@@ -80,7 +83,9 @@ struct SessionBook: Sendable {
         let connected = !(clients[session]?.isEmpty ?? true)
         // Runs after every burst of events: scan the queue only when nobody is listening.
         let pending = !connected && (queues[session]?.hasDurable ?? false)
-        switch (relaunch[session] ?? RelaunchPolicy()).decide(pendingEvents: pending, clientConnected: connected, now: now) {
+        switch (relaunch[session] ?? RelaunchPolicy()).decide(
+            pendingEvents: pending, clientConnected: connected, now: now)
+        {
         case .none: return []
         case .wait(let until): return [.wake(.relaunch(session), at: until)]
         case .launch:
@@ -95,38 +100,51 @@ struct SessionBook: Sendable {
     }
 
     func appLaunched(_ session: String, pid: Int32) -> [AgentEffect] {
-        [.log(.info, "session \(session): launched \(config(session).launchTarget?.name ?? "?")\(pid > 0 ? " (pid \(pid))" : "") for its events")]
+        [
+            .log(
+                .info,
+                "session \(session): launched "
+                    + "\(config(session).launchTarget?.name ?? "?")\(pid > 0 ? " (pid \(pid))" : "") for its events"
+            )
+        ]
     }
 
     mutating func appLaunchFailed(_ session: String, _ message: String, now: Int64) -> [AgentEffect] {
         relaunch[session, default: RelaunchPolicy()].exited(now: now, pendingEvents: true)
-        return [.log(.error, "session \(session): \(message)")] + considerLaunch(session, now: now)   // arms the backoff wake
+        // arms the backoff wake
+        return [.log(.error, "session \(session): \(message)")] + considerLaunch(session, now: now)
     }
 
     /// A launched app exited: the backoff counts it as failed when events still wait.
     mutating func appExited(_ session: String, status: Int32, now: Int64) -> [AgentEffect] {
         let pending = queues[session]?.hasDurable ?? false
         relaunch[session, default: RelaunchPolicy()].exited(now: now, pendingEvents: pending)
-        let log: AgentEffect = if let note = relaunch[session]?.describe(now: now) {
-            .log(.warning, "session \(session): launched app exited (status \(status)) with events pending: \(note)")
-        } else {
-            .log(.info, "session \(session): launched app exited (status \(status))")
-        }
+        let log: AgentEffect =
+            if let note = relaunch[session]?.describe(now: now) {
+                .log(
+                    .warning, "session \(session): launched app exited (status \(status)) with events pending: \(note)")
+            } else {
+                .log(.info, "session \(session): launched app exited (status \(status))")
+            }
         return [log] + considerLaunch(session, now: now)
     }
 
     mutating func finishedHandlingEvents(_ session: String, now: Int64, _ ledger: AgentLedger) throws -> [AgentEffect] {
         guard try ledger.session(session) != nil else { throw Self.noSuchSession(session) }
         relaunch[session, default: RelaunchPolicy()].finishedEvents(now: now)
-        return [.store(.finishedEvents(session: session, at: now)), .log(.info, "session \(session): the app finished handling its events")]
+        return [
+            .store(.finishedEvents(session: session, at: now)),
+            .log(.info, "session \(session): the app finished handling its events"),
+        ]
     }
 
     func info(_ session: String, now: Int64, _ ledger: AgentLedger) throws -> SessionInfo {
         guard let c = try ledger.session(session) else { throw FerryError(.noSuchSession, "no session '\(session)'") }
-        return SessionInfo(identifier: session, configuration: c, clients: clients[session]?.count ?? 0,
-                           pendingEvents: queues[session]?.count ?? 0, latestSeq: queues[session]?.lastSeq ?? 0,
-                           relaunch: relaunch[session]?.describe(now: now) ?? "",
-                           finishedEvents: try ledger.finishedEvents(session: session))
+        return SessionInfo(
+            identifier: session, configuration: c, clients: clients[session]?.count ?? 0,
+            pendingEvents: queues[session]?.count ?? 0, latestSeq: queues[session]?.lastSeq ?? 0,
+            relaunch: relaunch[session]?.describe(now: now) ?? "",
+            finishedEvents: try ledger.finishedEvents(session: session))
     }
 
     /// A page of the session's events, with the resume data of the failed or canceled
@@ -137,7 +155,8 @@ struct SessionBook: Sendable {
         var blobs: [Int64: ResumeData] = [:]
         for e in events {
             guard case .completed(_, _, true) = e.event, let r = try? ledger.task(e.task), r.kind == .download,
-                  r.state == .failed || r.state == .canceled else { continue }
+                r.state == .failed || r.state == .canceled
+            else { continue }
             let staged = ledger.stagedBytes(e.task)
             if staged > 0 { blobs[e.task] = AgentCore.resumeBlob(r, staged: staged) }
         }

@@ -13,7 +13,8 @@ struct SessionRules: Sendable {
     /// agent's inbox for it, or a sandboxed app's own, inside its folder, under its name for the
     /// session.
     var inbox: String {
-        config.appHome.isEmpty ? settings.state.inbox(session)
+        config.appHome.isEmpty
+            ? settings.state.inbox(session)
             : StateFolder.appInbox(appHome: config.appHome, session: SessionKey.name(of: session, app: config.app))
     }
 
@@ -21,7 +22,8 @@ struct SessionRules: Sendable {
     /// --download-dir, else the session's, else the user's download folder (nil: XDG's); for a
     /// sandboxed app the session's, else its inbox.
     var defaultDirectory: String? {
-        confined ? config.defaultDirectory ?? inbox
+        confined
+            ? config.defaultDirectory ?? inbox
             : settings.downloadDirectory ?? config.defaultDirectory ?? settings.downloadFolder
     }
 
@@ -44,5 +46,7 @@ struct SessionRules: Sendable {
 }
 
 extension AgentCore {
-    func rules(_ session: String) -> SessionRules { SessionRules(session: session, config: config(session), settings: settings) }
+    func rules(_ session: String) -> SessionRules {
+        SessionRules(session: session, config: config(session), settings: settings)
+    }
 }

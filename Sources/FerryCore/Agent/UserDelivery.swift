@@ -13,8 +13,10 @@ struct UserDelivery: Sendable, Equatable {
 
     /// A task's event as the user sees it (when its session shows popups).
     /// `appSession`: the task is a sandboxed app's, in that session.
-    mutating func taskEvent(_ event: SessionEvent, name: @autoclosure () -> String, appSession: String? = nil,
-                            now: Int64) -> [AgentEffect] {
+    mutating func taskEvent(
+        _ event: SessionEvent, name: @autoclosure () -> String, appSession: String? = nil,
+        now: Int64
+    ) -> [AgentEffect] {
         switch event {
         case .finished(let file, _):
             return [.popup(.completed(file: file, appSession: appSession))] + setBadge(badge + 1, now: now)
@@ -37,7 +39,9 @@ struct UserDelivery: Sendable, Equatable {
     mutating func popupActivated(_ appSession: String?, config: SessionConfig?, now: Int64) -> [AgentEffect] {
         let reset = resetBadge(now: now)
         guard let session = appSession, let c = config, !c.app.isEmpty else { return reset }
-        return reset + [.launch(session: session, .app(id: c.app, kind: SandboxedApp.Kind(rawValue: c.appKind) ?? .flatpak))]
+        return reset + [
+            .launch(session: session, .app(id: c.app, kind: SandboxedApp.Kind(rawValue: c.appKind) ?? .flatpak))
+        ]
     }
 
     /// The badge's new value, stored; docks hear of it within 0.1 s (the launcher wake: one
@@ -58,7 +62,8 @@ struct UserDelivery: Sendable, Equatable {
         var moved: [String: [TaskProgress]] = [:]
         for id in progressMoved.sorted() {
             guard let r = record(id) else { continue }
-            moved[app(r.session), default: []].append(TaskProgress(task: id, received: r.received, expected: r.expected ?? -1))
+            moved[app(r.session), default: []].append(
+                TaskProgress(task: id, received: r.received, expected: r.expected ?? -1))
         }
         progressMoved = []
         for (app, list) in moved.sorted(by: { $0.key < $1.key }) { out.append(.tasksProgressed(list, app: app)) }

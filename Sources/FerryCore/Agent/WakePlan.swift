@@ -16,7 +16,8 @@ struct WakePlan: Sendable, Equatable {
 
     /// One wake for the earliest of many moments: arms it for `at` unless it is due no later
     /// already; `due` remembers when it is due.
-    mutating func arm(_ wake: AgentWake, noLaterThan at: Int64, due: WritableKeyPath<WakePlan, Int64?>) -> AgentEffect? {
+    mutating func arm(_ wake: AgentWake, noLaterThan at: Int64, due: WritableKeyPath<WakePlan, Int64?>) -> AgentEffect?
+    {
         if let current = self[keyPath: due], current <= at { return nil }
         self[keyPath: due] = at
         armed.remove(wake)
