@@ -7,7 +7,7 @@
 /// mean bytes of the file), so this matters only for servers that encode anyway.
 public enum ContentCoding {
     /// Name endings of files that are compressed as a whole.
-    static let compressedEndings = [
+    static let compressedEndings: Set<String> = [
         ".gz", ".tgz", ".taz", ".gzip", ".svgz", ".z", ".zz", ".br", ".zst", ".zstd", ".tzst",
     ]
     /// Media types of compressed files (a server that says both means the file).
@@ -19,8 +19,9 @@ public enum ContentCoding {
 
     /// True when `name` (a file name or a URL's last segment) names a compressed file.
     public static func namesCompressedFile(_ name: String?) -> Bool {
-        guard let name = name?.lowercased() else { return false }
-        return compressedEndings.contains { name.hasSuffix($0) }
+        // Each ending is one extension: the name's last one, in lower case, is looked up.
+        guard let name, let dot = name.lastIndex(of: ".") else { return false }
+        return compressedEndings.contains(name[dot...].lowercased())
     }
 
     /// True when a response's `Content-Encoding` asks for decoding (not absent, not identity).

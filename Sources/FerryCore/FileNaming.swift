@@ -87,9 +87,14 @@ public enum FileNaming {
 
     /// The last path component of a URL, percent-decoded.
     public static func urlName(_ url: String) -> String? {
-        guard let comps = URLComponents(string: url) else { return nil }
-        let path = comps.percentEncodedPath
-        guard let last = path.split(separator: "/").last else { return nil }
+        let last: Substring?
+        if let parts = DownloadURL.plainParts(url) {
+            last = parts.path.split(separator: "/").last
+        } else {
+            guard let comps = URLComponents(string: url) else { return nil }
+            last = comps.percentEncodedPath.split(separator: "/").last.map { Substring($0) }
+        }
+        guard let last else { return nil }
         return last.percentDecoded ?? String(last)
     }
 

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Testing
 @testable import FerryCore
 
@@ -32,6 +33,27 @@ import Testing
         #expect(FileNaming.suggestedFileName(contentDisposition: nil, url: "http://h/dir/My%20File.pdf?x=1") == "My File.pdf")
         #expect(FileNaming.suggestedFileName(contentDisposition: "../../x", url: "http://h/y") == "_.._x")
         #expect(FileNaming.suggestedFileName(contentDisposition: nil, url: "http://h/") == "download")
+    }
+
+    /// The name from a URL split as written is the one URLComponents' parse gives, for URLs a
+    /// task can have (checked when made) and for the awkward ones.
+    @Test(arguments: [
+        "http://h/dir/My%20File.pdf?x=1", "HTTPS://Example.ORG:8443/a/b.tar.gz#frag", "http://h", "http://h/",
+        "http://h?q=/x.pdf", "http://h#/x.pdf", "http://user:pw@h/x", "http://[::1]:8080/v6/file.bin",
+        "http://h/a%zz.bin", "http://h/%FF.bin", "http://h/%E2%82%AC.txt", "http://h/a\"b<c>.txt", "http://h/caf\u{e9}.txt",
+        "http://h/dir/sub/", "http://h//x//", "http://h/a;p=1/b.bin", "ftp://h/x.bin", "http:/h/x", "file:///tmp/x",
+        "http://h/a b.pdf", "mailto:a@b",
+    ])
+    func urlNameMatchesAParse(url: String) {
+        let parsed = URLComponents(string: url).flatMap { c -> String? in
+            guard let last = c.percentEncodedPath.split(separator: "/").last else { return nil }
+            return last.percentDecoded ?? String(last)
+        }
+        #expect(FileNaming.urlName(url) == parsed)
+        if let parts = DownloadURL.plainParts(url), let c = URLComponents(string: url) {
+            #expect(parts.origin.lowercased().hasPrefix((c.scheme ?? "?").lowercased() + "://"))
+            #expect(parts.origin.lowercased().contains((c.host ?? "?").lowercased()))
+        }
     }
 
     @Test func uniqueNeverReusesAnExistingName() {

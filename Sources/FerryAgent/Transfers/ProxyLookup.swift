@@ -92,7 +92,10 @@ final class ProxyLookup {
     /// Calls `done` on the loop with the proxy for `url` (at once when its origin's is known).
     func lookup(_ url: String, _ done: @escaping (Answer) -> Void) {
         guard resolver != nil else { done(.curlDecides); return }
-        let key = Origin(url)?.description ?? url, now = Int64(g_get_monotonic_time())
+        // The answer goes by origin; the URL as written names it well enough here (a parse per
+        // start cost more than the rest of the look-up).
+        let key = DownloadURL.plainParts(url).map { $0.origin.lowercased() } ?? Origin(url)?.description ?? url
+        let now = Int64(g_get_monotonic_time())
         if let known = answers[key], now - known.at < Self.keptMicroseconds { done(known.answer); return }
         guard asking[key] == nil else { asking[key]!.append(done); return }
         asking[key] = [done]

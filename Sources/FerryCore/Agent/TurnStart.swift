@@ -26,6 +26,7 @@ struct TurnStart: Sendable {
         copy.world = World()
         copy.out = []
         before = [copy]
+        machinesBefore.reserveCapacity(8)  // a turn touches a few: no regrowing of big values
     }
 }
 
