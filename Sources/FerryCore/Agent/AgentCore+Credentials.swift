@@ -2,15 +2,12 @@
 /// store), those an app asked to keep for its session or permanently (the keyring). The
 /// keyring is the shell's to ask; the core decides when, and what its answer means.
 extension AgentCore {
-    /// A new task's URL carried user:password: the store gets the URL without it; the
-    /// credential lives in memory and in the keyring until the task ends.
+    /// A new task's URL carried user:password: the store gets the URL without it (the
+    /// credential: memory and the keyring, `CredentialBook.take`).
     mutating func takeCredential(fromURLOf r: inout TaskRecord) {
-        let (url, credential) = DownloadURL.splitCredential(r.url)
-        guard let credential else { return }
-        r.url = url
-        tasks.credentials[r.id] = BoundCredential(credential, origin: Origin(url))
-        credentials.inKeyring.insert(r.id)
-        out.append(.keepCredential(.task(id: r.id, created: r.created, host: r.host), credential))
+        guard let (bound, keep) = credentials.take(fromURLOf: &r) else { return }
+        tasks.credentials[r.id] = bound
+        out.append(keep)
     }
 
     /// Tasks an older agent stored with user:password in the URL: the store keeps the URL
@@ -30,50 +27,43 @@ extension AgentCore {
         }
     }
 
-    /// A 401 for a task without a credential of its own: one kept for its session is tried at
-    /// once, else the keyring is asked (once a run); the app hears of the challenge only when
-    /// neither has one. False: the 401 is not taken here.
+    /// A 401: a credential kept for the session, or the keyring, may answer it before the app
+    /// hears of it (`CredentialBook.challenged` decides). False: the 401 is not taken here.
     mutating func tryRememberedCredential(
         _ r: TaskRecord, received: Int64, _ outcome: TransferOutcome,
         canChallenge: Bool, _ ledger: AgentLedger
     ) -> Bool {
-        guard outcome.httpStatus == 401 else { return false }
-        let realm = TaskMachine.parseChallenge(outcome.authenticate).1
-        // The space of the origin that asked: an upload resource or a redirect may be elsewhere.
-        let space = ProtectionSpace(app: app(ofSession: r.session), url: outcome.effectiveURL ?? r.url, realm: realm)
-        credentials.challenged[r.id] = space
-        guard tasks.credentials[r.id]?.origin != space.origin, credentials.asked.insert(r.id).inserted else {
+        let step = credentials.challenged(
+            r, outcome, app: app(ofSession: r.session), holding: tasks.credentials[r.id], canChallenge: canChallenge)
+        switch step {
+        case .notTaken:
             return false
-        }
-        if let known = credentials.known(r.session, space) {
-            tasks.credentials[r.id] = BoundCredential(known, origin: space.origin)
+        case .useKnown(let bound):
+            tasks.credentials[r.id] = bound
             _ = try? withMachine(r.id, ledger) { m, now in
                 _ = m.progressed(received: received, now: now)
                 _ = m.awaitRememberedCredential(now: now)
                 return m.rememberedCredentialFound(now: now)
             }
-            return true
+        case .askKeyring(let keys):
+            _ = try? withMachine(r.id, ledger) { m, now in
+                _ = m.progressed(received: received, now: now)
+                return m.awaitRememberedCredential(now: now)
+            }
+            out.append(.findCredential(task: r.id, keys))
         }
-        credentials.waiting[r.id] = CredentialBook.PendingAnswer(outcome: outcome, canChallenge: canChallenge)
-        _ = try? withMachine(r.id, ledger) { m, now in
-            _ = m.progressed(received: received, now: now)
-            return m.awaitRememberedCredential(now: now)
-        }
-        // The task's own (its URL's) only where its origin asked.
-        let own: [CredentialKey] =
-            space.origin == Origin(r.url) ? [.task(id: r.id, created: r.created, host: r.host)] : []
-        out.append(.findCredential(task: r.id, own + [.space(space)]))
         return true
     }
 
     /// The keyring's answer for a task that got a 401.
     mutating func credentialFound(_ id: Int64, _ credential: Credential?, _ ledger: AgentLedger) {
-        guard let pending = credentials.waiting.removeValue(forKey: id) else { return }
-        if let credential {
-            tasks.credentials[id] = BoundCredential(credential, origin: credentials.challenged[id]?.origin)
-            credentials.inKeyring.insert(id)  // it may be the task's own (from its URL): forgotten when it ends
+        switch credentials.keyringAnswered(id, credential) {
+        case .unasked:
+            return
+        case .use(let bound):
+            tasks.credentials[id] = bound
             _ = try? withMachine(id, ledger) { m, now in m.rememberedCredentialFound(now: now) }
-        } else {
+        case .none(let pending):
             let backoff = settings.backoff
             _ = try? withMachine(id, ledger) { m, now in
                 m.noRememberedCredential(
@@ -84,16 +74,13 @@ extension AgentCore {
         wake(.schedule)
     }
 
-    /// An app answered a challenge with a credential: kept as long as it asked, for the
-    /// protection space the task was challenged for (unknown after a restart: then the task's only).
+    /// An app answered a challenge with a credential: kept as long as it asked.
     mutating func keepAnswer(
         _ c: Credential, _ persistence: CredentialPersistence, task id: Int64, _ ledger: AgentLedger
     ) {
-        guard persistence != .none, let space = credentials.challenged[id],
-            let session = tasks.machines[id]?.record.session ?? (try? ledger.task(id))?.session
-        else { return }
-        credentials.keep(c, session: session, space)
-        if persistence == .permanent { out.append(.keepCredential(.space(space), c)) }
+        out += credentials.keepAnswer(
+            c, persistence, task: id,
+            session: tasks.machines[id]?.record.session ?? (try? ledger.task(id))?.session)
     }
 
     /// A task ended: its credential goes from memory and, if the URL had one, from the keyring.
@@ -101,8 +88,6 @@ extension AgentCore {
         tasks.credentials[r.id] = nil  // an app's password lives no longer than its task
         tasks.proxyCredentials[r.id] = nil
         tasks.proxyAsked.remove(r.id)
-        if credentials.taskEnded(r.id) {
-            out.append(.forgetCredential(.task(id: r.id, created: r.created, host: r.host)))
-        }
+        out += credentials.taskEnded(r)
     }
 }

@@ -70,12 +70,84 @@ struct CredentialBook: Sendable {
         forSession[session, default: [:]][space] = c
     }
 
-    /// A task ended: what it alone held goes.
-    mutating func taskEnded(_ id: Int64) -> Bool {
-        challenged[id] = nil
-        asked.remove(id)
-        waiting[id] = nil
-        return inKeyring.remove(id) != nil
+    /// A new task's URL carried user:password: the URL loses it (the store never sees it), and
+    /// the credential, bound to the URL's origin, lives in memory and in the keyring until the
+    /// task ends. nil: the URL had none.
+    mutating func take(fromURLOf r: inout TaskRecord) -> (BoundCredential, keep: AgentEffect)? {
+        let (url, credential) = DownloadURL.splitCredential(r.url)
+        guard let credential else { return nil }
+        r.url = url
+        inKeyring.insert(r.id)
+        return (
+            BoundCredential(credential, origin: Origin(url)),
+            .keepCredential(.task(id: r.id, created: r.created, host: r.host), credential)
+        )
+    }
+
+    /// What a failed attempt means for the credentials.
+    enum ChallengeStep: Sendable, Equatable {
+        /// Not a 401 this book takes (not one, a credential for that origin was tried, or the
+        /// keyring was asked once already): the task's machine decides alone.
+        case notTaken
+        /// A credential kept for the session answers it at once.
+        case useKnown(BoundCredential)
+        /// Ask the keyring for the first of these; the task waits with the 401 meanwhile.
+        case askKeyring([CredentialKey])
+    }
+
+    /// A 401 for a task holding `current`: one kept for its session is tried at once, else the
+    /// keyring is asked (once a run); the app hears of it only when neither has one.
+    mutating func challenged(
+        _ r: TaskRecord, _ outcome: TransferOutcome, app: String, holding current: BoundCredential?,
+        canChallenge: Bool
+    ) -> ChallengeStep {
+        guard outcome.httpStatus == 401 else { return .notTaken }
+        let realm = TaskMachine.parseChallenge(outcome.authenticate).1
+        // The space of the origin that asked: an upload resource or a redirect may be elsewhere.
+        let space = ProtectionSpace(app: app, url: outcome.effectiveURL ?? r.url, realm: realm)
+        challenged[r.id] = space
+        guard current?.origin != space.origin, asked.insert(r.id).inserted else { return .notTaken }
+        if let known = known(r.session, space) { return .useKnown(BoundCredential(known, origin: space.origin)) }
+        waiting[r.id] = PendingAnswer(outcome: outcome, canChallenge: canChallenge)
+        // The task's own (its URL's) only where its origin asked.
+        let own: [CredentialKey] =
+            space.origin == Origin(r.url) ? [.task(id: r.id, created: r.created, host: r.host)] : []
+        return .askKeyring(own + [.space(space)])
+    }
+
+    /// The keyring's answer for a task that waits with a 401.
+    enum KeyringAnswer: Sendable {
+        /// No task waits for it (it ended meanwhile).
+        case unasked
+        case use(BoundCredential)
+        /// Nothing there: the 401 goes on as it came.
+        case none(PendingAnswer)
+    }
+
+    mutating func keyringAnswered(_ id: Int64, _ credential: Credential?) -> KeyringAnswer {
+        guard let pending = waiting.removeValue(forKey: id) else { return .unasked }
+        guard let credential else { return .none(pending) }
+        inKeyring.insert(id)  // it may be the task's own (from its URL): forgotten when it ends
+        return .use(BoundCredential(credential, origin: challenged[id]?.origin))
+    }
+
+    /// An app answered a challenge: its credential is kept as long as it asked, for the space
+    /// the task was challenged for (unknown after a restart: then for the task only).
+    mutating func keepAnswer(
+        _ c: Credential, _ persistence: CredentialPersistence, task id: Int64, session: @autoclosure () -> String?
+    ) -> [AgentEffect] {
+        guard persistence != .none, let space = challenged[id], let session = session() else { return [] }
+        keep(c, session: session, space)
+        return persistence == .permanent ? [.keepCredential(.space(space), c)] : []
+    }
+
+    /// A task ended: what it alone held goes, the keyring's copy of its URL's credential too.
+    mutating func taskEnded(_ r: TaskRecord) -> [AgentEffect] {
+        challenged[r.id] = nil
+        asked.remove(r.id)
+        waiting[r.id] = nil
+        guard inKeyring.remove(r.id) != nil else { return [] }
+        return [.forgetCredential(.task(id: r.id, created: r.created, host: r.host))]
     }
 }
 
