@@ -38,7 +38,8 @@ final class RateGovernor {
     /// A transfer spent its credit and paused: it goes on once it has some again.
     func paused(_ t: Transfer) {
         if let old = waits.removeValue(forKey: t.taskID) { g_source_remove(old) }
-        waits[t.taskID] = MainLoop.addTimer(milliseconds: t.bucket.waitMilliseconds(now: Transfer.now)) { [weak self] in
+        waits[t.taskID] = MainLoop.addTimer(milliseconds: t.pace.bucket.waitMilliseconds(now: Transfer.now)) {
+            [weak self] in
             self?.waits[t.taskID] = nil
             self?.resume(t)
             return false
@@ -83,7 +84,7 @@ final class RateGovernor {
         ) { $1 }
         for t in running {
             t.limitSpeed(to: allowances[t.taskID] ?? 0)
-            if t.bucket.paused { paused(t) }  // its wait, at the new rate
+            if t.pace.bucket.paused { paused(t) }  // its wait, at the new rate
         }
         let needed =
             !running.isEmpty && (download.limit > 0 && !downRates.isEmpty || upload.limit > 0 && !upRates.isEmpty)
@@ -108,5 +109,5 @@ extension Transfer {
     }
 
     /// This transfer's speed limit, bytes per second (0: none).
-    func limitSpeed(to bytesPerSecond: Int64) { bucket.setRate(bytesPerSecond, now: Transfer.now) }
+    func limitSpeed(to bytesPerSecond: Int64) { pace.bucket.setRate(bytesPerSecond, now: Transfer.now) }
 }

@@ -9,7 +9,7 @@ extension Transfer {
     /// The body is the file from byte `start` on (`count` bytes of it; nil: to its end).
     func sendBody(from start: Int64, count: Int64? = nil) {
         lseek(fd, off_t(start), SEEK_SET)
-        sendEnd = count.map { start + $0 } ?? .max
+        upload.sendEnd = count.map { start + $0 } ?? .max
         let me = Unmanaged.passUnretained(self).toOpaque()
         ferry_easy_set_read(easy, Transfer.readCallback, me)
         ferry_easy_set_seek(easy, Transfer.seekCallback, me)
@@ -29,18 +29,19 @@ extension Transfer {
     /// Upload body: the next piece of the file. Progress counts bytes handed to curl.
     private func readBody(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
-        if bucket.rate > 0, !bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }  // CURL_READFUNC_PAUSE
-        let room = sendEnd - sent  // `sent` counts from the body's start offset
+        // CURL_READFUNC_PAUSE while the speed limit has no credit
+        if pace.bucket.rate > 0, !pace.bucket.hasCredit(now: Transfer.now) { return 0x1000_0001 }
+        let room = upload.sendEnd - upload.sent  // `sent` counts from the body's start offset
         guard room > 0 else { return 0 }
         var n: Int
         repeat { n = read(fd, data, Int(min(Int64(length), room))) } while n < 0 && errno == EINTR
         guard n >= 0 else {
-            readErrno = errno
+            upload.readErrno = errno
             return 0x1000_0000  // CURL_READFUNC_ABORT
         }
-        sent += Int64(n)
+        upload.sent += Int64(n)
         bytesThisAttempt += Int64(n)
-        bucket.spend(n)
+        pace.bucket.spend(n)
         return n
     }
 
@@ -52,8 +53,26 @@ extension Transfer {
             return false
         }
         let back = bytesThisAttempt - offset
-        sent -= back
+        upload.sent -= back
         bytesThisAttempt -= back
         return true
     }
+}
+
+/// An upload's file and how much of it curl took (downloads have none: `source` nil, `fd` -1).
+struct UploadBody {
+    let source: UploadSource?
+    /// Bytes handed to curl, from the body's start offset.
+    var sent: Int64
+    /// The body ends before this byte of the file (a bounded PATCH).
+    var sendEnd: Int64 = .max
+    /// The file could not be read.
+    var readErrno: Int32?
+
+    init(source: UploadSource?, sent: Int64) {
+        self.source = source
+        self.sent = sent
+    }
+
+    var fd: Int32 { source?.fd ?? -1 }
 }

@@ -16,46 +16,36 @@ final class Transfer {
     /// The proxy this attempt goes through (nil: curl's own choice from the environment).
     let proxy: ProxyChoice?
     let easy: UnsafeMutableRawPointer
-    let isUpload: Bool
-    private let requestedOffset: Int64  // the byte the request asked to start at
-    /// Headers of a response whose body began, until the agent takes them.
-    private var head: ResponseHead?
-    /// Paused at the first body bytes (or ended with an empty body): the core decides next.
-    private(set) var awaitingDecision = false
-    /// The entity's length the response announced, for claiming its disk space.
-    private var announcedLength: Int64?
+    /// The response's head, and the core's decision on its body.
+    private var response: ResponseReader
     /// A download's staging file.
     let staging: StagingWriter?
-    /// An upload's file to send (-1 for a download), and its reply.
-    let fd: Int32
+    /// An upload's file and how much of it went; its reply.
+    var upload: UploadBody
     let reply: ReplyFile?
-    let source: UploadSource?
     var headerList: UnsafeMutablePointer<curl_slist>?
-    var awaitsResource = false  // a plain upload invited the IETF draft's upgrade; no 104 seen yet
-    private(set) var began = false
-    /// An upload's bytes handed to curl, from the body's start offset.
-    var sent: Int64 = 0
-    /// Bytes of the entity: on disk (a download), or sent (an upload).
-    var received: Int64 { staging?.received ?? sent }
-    /// An upload body ends before this byte of the file (a bounded PATCH).
-    var sendEnd: Int64 = .max
-    /// Curl moved bytes for this transfer since the agent last looked; `onTouched` tells the
-    /// agent once per round, so a round looks at the transfers it moved, not at all 500.
-    var touched = false
-    /// Bytes taken this round; past `roundBudget` (about 5 ms of writes) it pauses, `yielded`,
-    /// until the loop has served its other sources: from a fast server curl reads up to 100
-    /// buffers (50 MiB) in one call, which held every D-Bus call for 100-200 ms.
-    var roundBytes = 0, yielded = false
-    var bucket = TokenBucket()  // the user's speed limit for it (see `RateGovernor`)
+    /// Its place in the loop's round and under the speed limit (`Transfers`, `RateGovernor`).
+    var pace = TransferPace()
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
     var bytesThisAttempt: Int64 = 0
-    /// An upload's file could not be read.
-    var readErrno: Int32?
+
+    var isUpload: Bool { upload.source != nil }
+    /// An upload's file (-1 for a download).
+    var fd: Int32 { upload.fd }
+    var source: UploadSource? { upload.source }
+    /// Bytes of the entity: on disk (a download), or sent (an upload).
+    var received: Int64 { staging?.received ?? upload.sent }
+    var awaitingDecision: Bool { response.awaitingDecision }
+    var began: Bool { response.began }
+    var rejection: String? { response.rejection }
+    var awaitsResource: Bool {
+        get { response.awaitsResource }
+        set { response.awaitsResource = newValue }
+    }
     /// Why this attempt failed here, not at the server (a full disk, an unreadable file).
-    var localErrno: Int32? { staging?.errno ?? readErrno }
+    var localErrno: Int32? { staging?.errno ?? upload.readErrno }
     var localMessage: String? { staging?.message }
-    private(set) var rejection: String?
     let errorBuffer: UnsafeMutablePointer<CChar> = {
         let p = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         p.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -68,14 +58,11 @@ final class Transfer {
     ) throws {
         self.taskID = taskID
         self.proxy = proxy
-        self.requestedOffset = plan.offset
-        isUpload = record.kind == .upload
-        if isUpload {
+        response = ResponseReader(requestedOffset: plan.offset)
+        if record.kind == .upload {
             let source = try UploadSource(record)
-            self.source = source
-            self.fd = source.fd
-            self.sent = plan.upload?.sendOffset ?? 0
-            do { reply = try ReplyFile(path: stagingPath) } catch { close(fd); throw error }
+            upload = UploadBody(source: source, sent: plan.upload?.sendOffset ?? 0)
+            do { reply = try ReplyFile(path: stagingPath) } catch { close(source.fd); throw error }
             staging = nil
         } else {
             let staging = try StagingWriter(path: stagingPath, offset: plan.offset, reserve: settings.stateReserve)
@@ -84,9 +71,8 @@ final class Transfer {
                 throw TransferStartFailure(errno: staging.errno ?? ENOSPC, message: staging.message ?? "no space left")
             }
             self.staging = staging
-            self.fd = -1
+            upload = UploadBody(source: nil, sent: 0)
             reply = nil
-            source = nil
         }
         easy = curl_easy_init()
         configure(plan: plan, settings: settings)
@@ -124,48 +110,30 @@ final class Transfer {
     }
 
     /// The headers of the response whose body began, once (nil if none is new).
-    func takeHead() -> ResponseHead? {
-        defer { head = nil }
-        return head
-    }
+    func takeHead() -> ResponseHead? { response.takeHead() }
 
     /// Reads the response's head (first body bytes came, or it ended without any) and waits
     /// for the core's decision on its body.
     func headArrived() {
-        guard !began, !awaitingDecision else { return }
-        awaitingDecision = true
-        let status = httpStatus
-        var rangeStart: Int64?
-        if status == 206, let cr = header("Content-Range") {
-            // "bytes START-END/TOTAL"
-            let spec = cr.split(separator: " ").last.map(String.init) ?? ""
-            let parts = spec.split(separator: "/")
-            rangeStart = parts.first.flatMap { $0.split(separator: "-").first }.flatMap { Int64($0) }
-            announcedLength = parts.count == 2 ? Int64(parts[1]) : nil
-        } else {
-            let length = Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T))
-            announcedLength = length >= 0 ? length : nil
-        }
-        head = ResponseHead(
-            status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
-            lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
-            contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"))
+        let easy = easy
+        response.headArrived(
+            status: httpStatus, contentLength: { Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)) },
+            header: { header($0) })
     }
 
     /// Carries out the core's decision on the body: append to the bytes on disk, or start the
     /// file again from zero (both claim the announced length's space), or refuse the response
     /// (the next write aborts the attempt with `rejection`).
     func apply(_ decision: TaskMachine.BodyDecision) {
-        began = true
-        awaitingDecision = false
+        response.decided(decision)
         switch decision {
         case .append:
-            if let length = announcedLength { _ = staging?.claim(upTo: length) }
+            if let length = response.announcedLength { _ = staging?.claim(upTo: length) }
         case .restartFromZero:
             guard staging?.restartFromZero() == true else { return }
-            if let length = announcedLength { _ = staging?.claim(upTo: length) }
-        case .reject(let why):
-            rejection = why
+            if let length = response.announcedLength { _ = staging?.claim(upTo: length) }
+        case .reject:
+            break
         }
     }
 
@@ -176,23 +144,23 @@ final class Transfer {
         return me.write(data!, size * count)
     }
 
-    func touch() { if !touched { touched = true; onTouched(self) } }
+    func touch() { if !pace.touched { pace.touched = true; onTouched(self) } }
 
     private func write(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
         touch()
         if let reply { return reply.append(data, length) }  // an upload's: kept aside, no decision
-        if !began {  // the head goes to the core first (Transfers, after curl returned)
+        if !response.began {  // the head goes to the core first (Transfers, after curl returned)
             headArrived()
             return Self.pauseWriting
         }
         // Refused by the core, or an earlier flush failed: abort with CURLE_WRITE_ERROR.
-        guard rejection == nil, let staging, staging.errno == nil else { return 0 }
-        if roundBytes >= Self.roundBudget {  // the loop's other sources first (Transfers resumes it)
-            yielded = true
+        guard response.rejection == nil, let staging, staging.errno == nil else { return 0 }
+        if pace.roundBytes >= Self.roundBudget {  // the loop's other sources first (Transfers resumes it)
+            pace.yielded = true
             return Self.pauseWriting
         }
-        if bucket.rate > 0, !bucket.take(length, now: Transfer.now) { return Self.pauseWriting }
-        roundBytes += length
+        if pace.bucket.rate > 0, !pace.bucket.take(length, now: Transfer.now) { return Self.pauseWriting }
+        pace.roundBytes += length
         guard staging.append(UnsafeRawPointer(data), length) else { return 0 }
         bytesThisAttempt += Int64(length)
         return length

@@ -63,12 +63,12 @@ final class Transfers {
             let moved = touched
             touched = []
             for t in moved where running[t.taskID] === t {
-                t.touched = false
+                t.pace.touched = false
                 absorb(t)
-                if !t.yielded { t.roundBytes = 0 }  // a new round, a new share
+                if !t.pace.yielded { t.pace.roundBytes = 0 }  // a new round, a new share
             }
-            for t in moved where t.bucket.paused && running[t.taskID] === t { governor.paused(t) }
-            let yielded = moved.filter { $0.yielded && running[$0.taskID] === $0 }
+            for t in moved where t.pace.bucket.paused && running[t.taskID] === t { governor.paused(t) }
+            let yielded = moved.filter { $0.pace.yielded && running[$0.taskID] === $0 }
             if !yielded.isEmpty { resumeNextTurn(yielded) }
         }
         made.onDone = { [unowned self] easy, code in done(easy: easy, code: Int(code.rawValue)) }
@@ -117,12 +117,12 @@ final class Transfers {
             guard let self else { return false }
             self.around {
                 var again: [Transfer] = []
-                for t in yielded where self.running[t.taskID] === t && t.yielded {
-                    t.yielded = false
-                    t.roundBytes = 0
+                for t in yielded where self.running[t.taskID] === t && t.pace.yielded {
+                    t.pace.yielded = false
+                    t.pace.roundBytes = 0
                     self.curl.resume(t.easy)  // curl hands over what it held, within this call
-                    t.roundBytes = 0
-                    if t.yielded { again.append(t) }
+                    t.pace.roundBytes = 0
+                    if t.pace.yielded { again.append(t) }
                 }
                 if !again.isEmpty { self.resumeNextTurn(again) }
             }
@@ -134,10 +134,10 @@ final class Transfers {
     private func resumeLimited(_ t: Transfer) {
         guard running[t.taskID] === t, !t.awaitingDecision else { return }
         around {
-            t.bucket.paused = false
+            t.pace.bucket.paused = false
             curl.resume(t.easy)
         }
-        if t.bucket.paused { governor.paused(t) }
+        if t.pace.bucket.paused { governor.paused(t) }
     }
 
     /// The core's decision on a response's body: the paused transfer carries it out and goes
