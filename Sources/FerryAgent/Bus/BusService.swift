@@ -29,19 +29,19 @@ public final class BusService {
         self.agent = agent
         self.log = logger
         objects = try BusObjects()
-        agent.onEventsAvailable = { [unowned self] session, seq, app in
+        agent.signals.eventsAvailable = { [unowned self] session, seq, app in
             // The app reads its own name for the session; the host, the agent's key.
             let name = SessionKey.name(of: session, app: app)
             emit(
                 Agent1.EventsAvailable(session: session, latestSeq: seq), about: app,
                 toTheApp: name == session ? nil : Agent1.EventsAvailable(session: name, latestSeq: seq))
         }
-        agent.onLauncherChanged = { [unowned self] in publishLauncher() }
-        agent.onTasksRemoved = { [unowned self] ids, app in emit(Agent1.TasksRemoved(tasks: ids), about: app) }
-        agent.onTasksProgressed = { [unowned self] moved, app in
+        agent.signals.launcherChanged = { [unowned self] in publishLauncher() }
+        agent.signals.tasksRemoved = { [unowned self] ids, app in emit(Agent1.TasksRemoved(tasks: ids), about: app) }
+        agent.signals.tasksProgressed = { [unowned self] moved, app in
             emit(Agent1.TasksProgressed(progress: moved), about: app)
         }
-        agent.onTaskChanged = { [unowned self] id, state, app in
+        agent.signals.taskChanged = { [unowned self] id, state, app in
             emit(Agent1.TaskChanged(task: id, state: state), about: app)
         }
     }

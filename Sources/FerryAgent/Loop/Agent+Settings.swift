@@ -9,8 +9,8 @@ extension Agent {
             core = AgentCore(settings: new.core)
             return
         }
-        notifier.enabled = new.popups
-        notifier.windowMilliseconds = new.popupWindowMilliseconds
+        desktop.notifier.enabled = new.popups
+        desktop.notifier.windowMilliseconds = new.popupWindowMilliseconds
         transfers.setLimits(
             total: new.core.maxTotal, host: new.core.maxPerHost,
             download: new.transfer.downloadLimit, upload: new.transfer.uploadLimit)
