@@ -32,17 +32,10 @@ public struct TransferOutcome: Sendable, Equatable {
     public var replyCut = false
     /// An upload's reply: its header fields (see `TaskRecord.replyHeaders`).
     public var replyHeaders: [String: String]?
-    /// A resumable upload's answers: the resource made (Location) and the bytes it has.
-    public var location: String?
-    public var uploadOffset: Int64?
-    /// An OPTIONS answer with Tus-Version or Tus-Resumable: its Tus-Extension list ("" when
-    /// none), and its Tus-Max-Size.
-    public var tusExtensions: String?
-    public var tusMaxSize: Int64?
-    /// An OPTIONS answer's Accept-Patch (the IETF draft: application/partial-upload).
-    public var acceptPatch: String?
-    /// The IETF draft's Upload-Complete of the answer (nil: absent or not a boolean).
-    public var uploadComplete: Bool?
+    /// An upload's answer: the header fields of `uploadFieldNames` the server sent, by lower-case
+    /// name, as they came. What they mean (tus 1.0, the IETF draft) is read here, in the core
+    /// (TransferOutcome+Upload), not by the shell that hands them over.
+    public var uploadFields: [String: String] = [:]
 
     /// The attempt never started: the staging file could not be opened or its space claimed.
     public static func localFailure(errno: Int32, message: String) -> TransferOutcome {

@@ -45,10 +45,17 @@ import Testing
             try h.eventually("the agent identified \(name)") { h.agentLog.contains("connection \(name) joined: identified") }
         }
 
+        /// Writes a command to the app's fifo. Opened without blocking (ENXIO while no reader
+        /// has it open): an app that died fails the test by timing out instead of hanging it.
         func send(_ command: String) throws {
-            let f = try #require(FileHandle(forWritingAtPath: fifo))
-            f.write(Data((command + "\n").utf8))
-            try f.close()
+            var fd: Int32 = -1
+            try h.eventually("the app reading its commands (\(printed))") {
+                fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                return fd >= 0
+            }
+            defer { close(fd) }
+            let line = Array((command + "\n").utf8)
+            #expect(write(fd, line, line.count) == line.count)
         }
 
         var printed: String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }

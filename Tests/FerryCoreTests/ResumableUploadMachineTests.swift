@@ -197,3 +197,19 @@ private func answer(_ status: Int, location: String? = nil, offset: Int64? = nil
         #expect(small.current == PatchSize.smallest)
     }
 }
+
+/// The core reads an upload answer's raw fields (the shell only hands them over).
+@Suite struct UploadAnswerFieldsTests {
+    @Test func rawFieldsMeanWhatTusAndTheDraftSay() {
+        var o = TransferOutcome(curlCode: 0, httpStatus: 204)
+        o.uploadFields = ["tus-resumable": "1.0.0", "tus-max-size": "1000", "upload-offset": "12"]
+        #expect(o.tusExtensions == "" && o.tusMaxSize == 1_000 && o.uploadOffset == 12)
+        o.uploadFields = ["tus-max-size": "1000", "upload-offset": "twelve", "upload-complete": "?1"]
+        #expect(o.tusExtensions == nil && o.tusMaxSize == nil && o.uploadOffset == nil && o.uploadComplete == true)
+        o.uploadFields = ["upload-complete": "?0", "accept-patch": "application/partial-upload", "location": "/r/1"]
+        #expect(o.uploadComplete == false && o.acceptPatch == "application/partial-upload" && o.location == "/r/1")
+        o.uploadFields = ["upload-complete": "true"]
+        #expect(o.uploadComplete == nil)
+    }
+}
+

@@ -1,8 +1,8 @@
 import FerryCore
 
 /// How an attempt ended, read from the curl handle once curl is done with it: the status, the
-/// headers the core reads (a 401's challenge, an upload's resource and offset, discovery's
-/// answers), the local failure, the proxy.
+/// headers the core reads (a 401's challenge, an upload's answer as its raw fields), the local
+/// failure, the proxy.
 extension Transfer {
     func outcome(code: Int) -> TransferOutcome {
         var outcome = TransferOutcome(
@@ -12,19 +12,10 @@ extension Transfer {
             authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
         (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
-        if isUpload {
-            (outcome.location, outcome.uploadOffset) = (
-                header("Location"), header("Upload-Offset").flatMap { Int64($0) }
-            )
-            // tus 1.0: an OPTIONS answer must carry Tus-Version; Tus-Resumable is not for OPTIONS.
-            if header("Tus-Version") != nil || header("Tus-Resumable") != nil {
-                (outcome.tusExtensions, outcome.tusMaxSize) = (
-                    header("Tus-Extension") ?? "", header("Tus-Max-Size").flatMap { Int64($0) }
-                )
+        if isUpload {  // the core reads what they mean
+            for name in TransferOutcome.uploadFieldNames {
+                if let value = header(name) { outcome.uploadFields[name.lowercased()] = value }
             }
-            (outcome.acceptPatch, outcome.uploadComplete) = (
-                header("Accept-Patch"), ["?1": true, "?0": false][header("Upload-Complete") ?? ""]
-            )
         }
         if let why = source?.changed() {  // whatever the server said, it got a mix
             outcome.localErrno = UploadSource.changedErrno
