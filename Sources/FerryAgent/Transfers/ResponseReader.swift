@@ -4,8 +4,6 @@ import FerryCore
 /// body bytes come (or the response ends without any) and handed to the core once, and the
 /// core's decision on the body, which the transfer waits for (append, restart or reject).
 struct ResponseReader {
-    /// The byte the request asked to start at.
-    let requestedOffset: Int64
     /// Headers of a response whose body began, until the agent takes them.
     private var head: ResponseHead?
     /// Paused at the first body bytes (or ended with an empty body): the core decides next.
@@ -18,8 +16,6 @@ struct ResponseReader {
     private(set) var rejection: String?
     /// A plain upload invited the IETF draft's upgrade, and no 104 came yet.
     var awaitsResource = false
-
-    init(requestedOffset: Int64) { self.requestedOffset = requestedOffset }
 
     /// Reads the head of the response (`header` gives the last response's header by name),
     /// once, and waits for the core's decision.

@@ -58,7 +58,7 @@ final class Transfer {
     ) throws {
         self.taskID = taskID
         self.proxy = proxy
-        response = ResponseReader(requestedOffset: plan.offset)
+        response = ResponseReader()
         if record.kind == .upload {
             let source = try UploadSource(record)
             upload = UploadBody(source: source, sent: plan.upload?.sendOffset ?? 0)
