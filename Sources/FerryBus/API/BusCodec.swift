@@ -85,31 +85,26 @@ extension BusCodec where T == [(url: String, options: TaskOptions)] {
             })
     }
 }
-extension BusCodec where T == TaskSection {
-    public static var section: Self {
+extension BusCodec where T: RawRepresentable, T.RawValue == String {
+    /// A name on the wire; one the type does not know is refused with `unknown`'s words for it
+    /// (given the name's first 32 characters).
+    static func named(_ unknown: @escaping (Substring) -> String) -> Self {
         .init(
             encode: { .string($0.rawValue) },
             read: { r in
                 let name = try r.string()
-                guard let section = TaskSection(rawValue: name) else {
-                    throw FerryError(.invalidArgument, "unknown section \"\(name.prefix(32))\" (active or ended)")
+                guard let value = T(rawValue: name) else {
+                    throw FerryError(.invalidArgument, unknown(name.prefix(32)))
                 }
-                return section
+                return value
             })
     }
 }
+extension BusCodec where T == TaskSection {
+    public static var section: Self { named { "unknown section \"\($0)\" (active or ended)" } }
+}
 extension BusCodec where T == TaskState {
-    public static var state: Self {
-        .init(
-            encode: { .string($0.rawValue) },
-            read: { r in
-                let name = try r.string()
-                guard let state = TaskState(rawValue: name) else {
-                    throw FerryError(.invalidArgument, "unknown state \(name.prefix(32))")
-                }
-                return state
-            })
-    }
+    public static var state: Self { named { "unknown state \($0)" } }
 }
 extension BusCodec where T == TaskInfo {
     public static var info: Self { .init(encode: { .fields($0.fields) }, read: { try TaskInfo(bus: $0.dict()) }) }
