@@ -13,6 +13,8 @@ extension AgentCoreTests {
         let effects = try d.run(.request(.invalidateSession("s", cancelTasks: true)))
         #expect(effects.stopped == [id])
         #expect(effects.appended.last == .invalidated(error: nil))
+        // EventsAvailable follows on the signals wake: armed by this turn (once, not dropped).
+        #expect(effects.contains(.wake(.signals, at: nil)))
         #expect(d.ledger.sessions["s"]?.invalid == true)
         #expect(throws: FerryError.self) { try d.download("http://a/g") }
     }

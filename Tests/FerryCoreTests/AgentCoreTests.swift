@@ -223,7 +223,7 @@ import Testing
         #expect(effects.appended.count == 1)
         let undo = d.core.commitFailed(now: d.now)
         #expect(d.core.sessions.queues["s"]?.count == countBefore)   // its event is forgotten (its number is not reused)
-        let shown = try #require(d.core.liveRecord(id) ?? d.ledger.tasks[id].map { d.core.shown($0) })
+        let shown = try #require(d.core.liveRecord(id) ?? d.ledger.tasks[id].map { d.core.tasks.shown($0) })
         #expect(shown.state == .waiting && shown.reason == .space)
         #expect(undo.contains(.wake(.storeRecheck, at: d.now + d.core.settings.spaceRecheck)))
         // Not started again while the store refuses.

@@ -37,16 +37,15 @@ import Testing
     }
 
     @Test func progressIsReportedPerAppOnce() {
-        var u = UserDelivery()
-        u.progressMoved = [1, 2]
-        u.rowsChanged = [2]
+        let u = UserDelivery()
+        let changes = LiveChanges(progressMoved: [1, 2], rowsChanged: [2])
         let records: [Int64: TaskRecord] = [1: { var r = TaskRecord(session: "host", url: "http://a/1", host: "a"); r.id = 1; r.received = 10; return r }(),
                                             2: { var r = TaskRecord(session: "app", url: "http://a/2", host: "a"); r.id = 2; r.state = .running; return r }()]
-        let out = u.report(record: { records[$0] }, app: { $0 == "app" ? "org.example.App" : "" })
+        let out = u.report(changes, record: { records[$0] }, app: { $0 == "app" ? "org.example.App" : "" })
         #expect(out == [.taskChanged(2, .running, app: "org.example.App"),
                         .tasksProgressed([TaskProgress(task: 1, received: 10, expected: -1)], app: ""),
                         .tasksProgressed([TaskProgress(task: 2, received: 0, expected: -1)], app: "org.example.App")])
-        #expect(u.report(record: { records[$0] }, app: { _ in "" }).isEmpty)
+        #expect(u.report(LiveChanges(), record: { records[$0] }, app: { _ in "" }).isEmpty)
     }
 
     @Test func sessionsQueueEventsReserveNumbersAndRelaunchWhenNobodyListens() throws {
@@ -55,8 +54,8 @@ import Testing
         config.launchCommand = ["/usr/bin/app"]
         book.configs["s"] = config
         let first = book.append(session: "s", task: 1, .finished(file: "/f", received: 1))
-        #expect(first.count == 2 && book.reservedSeq["s"] == 1_001 && book.signalsPending == ["s"])
-        #expect(book.append(session: "s", task: 1, .progress(received: 1, expected: nil, written: 1)).isEmpty)   // not stored
+        #expect(first.count == 3 && first.contains(.wake(.signals, at: nil)) && book.reservedSeq["s"] == 1_001 && book.signalsPending == ["s"])
+        #expect(book.append(session: "s", task: 1, .progress(received: 1, expected: nil, written: 1)) == [.wake(.signals, at: nil)])   // not stored
         book.clients["s"] = [":1.5"]
         #expect(book.considerLaunch("s", now: 0).isEmpty)   // its client takes them
         // The client leaves: the app is started for its events.
@@ -105,7 +104,7 @@ import Testing
         _ = try d.run(.popupActivated(appSession: nil), commit: false)   // the badge reset, not recorded
         #expect(d.core.user.badge == 0)
         _ = d.core.commitFailed(now: d.now)
-        #expect(d.core.tasks.credentials.isEmpty && d.core.user == before.user)
+        #expect(d.core.credentials.byTask.isEmpty && d.core.user == before.user)
         #expect(d.core.sessions.configs == before.sessions.configs && d.core.tasks.lastTaskID == before.tasks.lastTaskID)
         #expect(d.core.turnStart == nil)
     }

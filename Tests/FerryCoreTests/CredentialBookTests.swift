@@ -72,18 +72,18 @@ import Testing
     @Test func theBookDecidesAChallengeTheKeyringsAnswerAndTheEnd() throws {
         var book = CredentialBook()
         var r = TaskRecord(id: 7, session: "s", url: "https://ann:pw@h.example/f", host: "h.example", created: 3)
-        let taken = book.take(fromURLOf: &r)
-        let (bound, keep) = try #require(taken)
+        let keep = book.take(fromURLOf: &r)
+        let bound = try #require(book.byTask[7])
         #expect(r.url == "https://h.example/f" && bound.credential == Credential(user: "ann", password: "pw"))
-        #expect(keep == .keepCredential(.task(id: 7, created: 3, host: "h.example"), Credential(user: "ann", password: "pw")))
+        #expect(keep == [.keepCredential(.task(id: 7, created: 3, host: "h.example"), Credential(user: "ann", password: "pw"))])
         // Its own credential failed at its origin: the book does not take the 401.
-        #expect(book.challenged(r, unauthorized, app: "", holding: bound, canChallenge: true) == .notTaken)
+        #expect(book.challenged(r, unauthorized, app: "", canChallenge: true) == .notTaken)
         // Without one, the keyring is asked once: the task's own key first (its origin asked).
         var other = TaskRecord(id: 8, session: "s", url: "https://h.example/g", host: "h.example", created: 4)
         let space = ProtectionSpace(app: "", scheme: "https", host: "h.example", port: 443, realm: "files")
-        #expect(book.challenged(other, unauthorized, app: "", holding: nil, canChallenge: true)
+        #expect(book.challenged(other, unauthorized, app: "", canChallenge: true)
             == .askKeyring([.task(id: 8, created: 4, host: "h.example"), .space(space)]))
-        #expect(book.challenged(other, unauthorized, app: "", holding: nil, canChallenge: true) == .notTaken)
+        #expect(book.challenged(other, unauthorized, app: "", canChallenge: true) == .notTaken)
         // The keyring has one: the task uses it, and the keyring forgets it when the task ends.
         guard case .use(let found) = book.keyringAnswered(8, Credential(user: "k", password: "r")) else {
             Issue.record("the keyring's answer was not used"); return
@@ -96,13 +96,13 @@ import Testing
         // An app's answer kept for the session serves the session's next task at once; one kept
         // permanently goes to the keyring too; one for the task only is not kept.
         _ = book.challenged(r, TransferOutcome(curlCode: 22, httpStatus: 401, authenticate: "Basic realm=\"files\""),
-                            app: "", holding: nil, canChallenge: true)
+                            app: "", canChallenge: true)
         let answer = Credential(user: "app", password: "x")
         #expect(book.keepAnswer(answer, .none, task: 7, session: "s").isEmpty && book.known("s", space) == nil)
         #expect(book.keepAnswer(answer, .forSession, task: 7, session: "s").isEmpty && book.known("s", space) == answer)
         #expect(book.keepAnswer(answer, .permanent, task: 7, session: "s") == [.keepCredential(.space(space), answer)])
         let next = TaskRecord(id: 9, session: "s", url: "https://h.example/h", host: "h.example")
-        #expect(book.challenged(next, unauthorized, app: "", holding: nil, canChallenge: true)
+        #expect(book.challenged(next, unauthorized, app: "", canChallenge: true)
             == .useKnown(BoundCredential(answer, origin: space.origin)))
     }
 }

@@ -1,25 +1,28 @@
-/// The user changed a setting while the agent runs (GSettings, `ferry config`, Preferences):
-/// it applies from now on, without a restart.
+/// What the user and ferryd's options set for the agent's decisions.
 extension AgentCore {
-    mutating func settingsChanged(_ new: Settings, _ ledger: AgentLedger) {
-        let old = settings
-        settings = new
-        // More slots start queued tasks at once; fewer let running transfers finish (none is cut).
-        tasks.scheduler.maxTotal = max(1, new.maxTotal)
-        tasks.scheduler.maxPerHost = max(1, new.maxPerHost)
-        if old.allowMetered && !new.allowMetered && world.network.metered {
-            // Turned off on a metered network: what runs stops and waits, from its bytes.
-            for id in tasks.attached.sorted() {
-                _ = try? withMachine(id, ledger) { m, now in m.networkChanged(now: now) }
-            }
-        }
-        if new.keepEnded != old.keepEnded {
-            world.lastPrune = 0
-            pruneEndedTasks(ledger)
-        }
-        wake(.schedule)
+    public struct Settings: Sendable {
+        /// The state folder (for the names of inboxes and quarantined bytes in messages).
+        public var stateDirectory: String
+        var state: StateFolder { StateFolder(stateDirectory) }
+        public var maxTotal = 6
+        public var maxPerHost = 2
+        public var backoff = Backoff()
+        /// The agent's limit for a silent connection (the core's stall check, not curl's speed
+        /// check); a session's request timeout may lower it.
+        public var stallSeconds = 60
+        /// ferryd --download-dir: wins over a session's default folder.
+        public var downloadDirectory: String?
+        /// First look at a full disk (or a refusing store) again after this long, µs.
+        public var spaceRecheck: Int64 = 30_000_000
+        /// Ended tasks leave the list after this long, µs (0: never).
+        public var keepEnded: Int64 = 30 * 86_400 * 1_000_000
+        /// What one sandboxed app may hold at once.
+        public var appLimits = AppLimits()
+        /// The user's download folder (the download-folder setting): where a host session's
+        /// downloads go when neither the task nor the session names a folder (nil: XDG's).
+        public var downloadFolder: String?
+        /// The allow-metered setting: off, nothing transfers over a metered network.
+        public var allowMetered = true
+        public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
-
-    /// Whether the user lets transfers use the network as it is now.
-    var networkAllowed: Bool { settings.allowMetered || !world.network.metered }
 }

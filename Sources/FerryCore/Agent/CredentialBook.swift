@@ -58,6 +58,13 @@ struct CredentialBook: Sendable {
     /// Tasks that asked the keyring this run, and the 401 each waits with meanwhile.
     var asked: Set<Int64> = []
     var waiting: [Int64: PendingAnswer] = [:]
+    /// Tasks' credentials (their URL's, an answer to a challenge, a remembered one), each bound
+    /// to the origin it was given for: memory only, never stored, gone when the task ends.
+    var byTask: [Int64: BoundCredential] = [:]
+    /// Answers to a proxy's 407, by task (memory only, as long as the task).
+    var proxyByTask: [Int64: Credential] = [:]
+    /// Tasks whose credentials challenge is their proxy's (the answer goes to the proxy).
+    var proxyAsked: Set<Int64> = []
 
     struct PendingAnswer: Sendable {
         var outcome: TransferOutcome
@@ -71,17 +78,40 @@ struct CredentialBook: Sendable {
     }
 
     /// A new task's URL carried user:password: the URL loses it (the store never sees it), and
-    /// the credential, bound to the URL's origin, lives in memory and in the keyring until the
-    /// task ends. nil: the URL had none.
-    mutating func take(fromURLOf r: inout TaskRecord) -> (BoundCredential, keep: AgentEffect)? {
+    /// the credential, bound to the URL's origin, lives in memory (`byTask`) and in the keyring
+    /// (the effect) until the task ends. Nothing for a URL without one.
+    mutating func take(fromURLOf r: inout TaskRecord) -> [AgentEffect] {
         let (url, credential) = DownloadURL.splitCredential(r.url)
-        guard let credential else { return nil }
+        guard let credential else { return [] }
         r.url = url
         inKeyring.insert(r.id)
-        return (
-            BoundCredential(credential, origin: Origin(url)),
-            .keepCredential(.task(id: r.id, created: r.created, host: r.host), credential)
-        )
+        byTask[r.id] = BoundCredential(credential, origin: Origin(url))
+        return [.keepCredential(.task(id: r.id, created: r.created, host: r.host), credential)]
+    }
+
+    /// Tasks an older agent stored with user:password in the URL: the store keeps the URL
+    /// without it; a task still to run gets it in memory and the keyring as a new task would.
+    mutating func moveOutOfURLs(_ records: [TaskRecord]) -> [AgentEffect] {
+        var effects: [AgentEffect] = []
+        for var r in records {
+            if r.state.isFinal {
+                let (url, credential) = DownloadURL.splitCredential(r.url)
+                guard credential != nil else { continue }
+                r.url = url
+            } else {
+                let url = r.url
+                effects += take(fromURLOf: &r)
+                guard r.url != url else { continue }
+            }
+            effects.append(.store(.update(r)))
+        }
+        return effects
+    }
+
+    /// What a transfer carries: the task's credential where its origin is the one it was given
+    /// for, and its proxy's answer.
+    func forTransfer(_ id: Int64, to url: String) -> (server: Credential?, proxy: Credential?) {
+        (byTask[id]?.forRequest(to: url), proxyByTask[id])
     }
 
     /// What a failed attempt means for the credentials.
@@ -95,19 +125,42 @@ struct CredentialBook: Sendable {
         case askKeyring([CredentialKey])
     }
 
-    /// A 401 for a task holding `current`: one kept for its session is tried at once, else the
-    /// keyring is asked (once a run); the app hears of it only when neither has one.
+    /// An attempt ended: a 401 may be answered from what the book holds (`challenged`); else
+    /// the task's next answer is for its proxy after a 407, for its server after a 401.
+    mutating func attemptEnded(
+        _ r: TaskRecord, _ outcome: TransferOutcome, app: String, canChallenge: Bool
+    )
+        -> ChallengeStep
+    {
+        let step = challenged(r, outcome, app: app, canChallenge: canChallenge)
+        guard step == .notTaken else { return step }
+        if outcome.asksProxyCredentials {
+            proxyAsked.insert(r.id)
+        } else if outcome.httpStatus == 401 {
+            proxyAsked.remove(r.id)
+        }
+        return step
+    }
+
+    /// A 401: one kept for its session is tried at once, else the keyring is asked (once a
+    /// run); the app hears of it only when neither has one.
     mutating func challenged(
-        _ r: TaskRecord, _ outcome: TransferOutcome, app: String, holding current: BoundCredential?,
-        canChallenge: Bool
-    ) -> ChallengeStep {
+        _ r: TaskRecord, _ outcome: TransferOutcome, app: String, canChallenge: Bool
+    )
+        -> ChallengeStep
+    {
         guard outcome.httpStatus == 401 else { return .notTaken }
+        let current = byTask[r.id]
         let realm = TaskMachine.parseChallenge(outcome.authenticate).1
         // The space of the origin that asked: an upload resource or a redirect may be elsewhere.
         let space = ProtectionSpace(app: app, url: outcome.effectiveURL ?? r.url, realm: realm)
         challenged[r.id] = space
         guard current?.origin != space.origin, asked.insert(r.id).inserted else { return .notTaken }
-        if let known = known(r.session, space) { return .useKnown(BoundCredential(known, origin: space.origin)) }
+        if let known = known(r.session, space) {
+            let bound = BoundCredential(known, origin: space.origin)
+            byTask[r.id] = bound
+            return .useKnown(bound)
+        }
         waiting[r.id] = PendingAnswer(outcome: outcome, canChallenge: canChallenge)
         // The task's own (its URL's) only where its origin asked.
         let own: [CredentialKey] =
@@ -128,7 +181,42 @@ struct CredentialBook: Sendable {
         guard let pending = waiting.removeValue(forKey: id) else { return .unasked }
         guard let credential else { return .none(pending) }
         inKeyring.insert(id)  // it may be the task's own (from its URL): forgotten when it ends
-        return .use(BoundCredential(credential, origin: challenged[id]?.origin))
+        let bound = BoundCredential(credential, origin: challenged[id]?.origin)
+        byTask[id] = bound
+        return .use(bound)
+    }
+
+    /// An app's answer to a task's challenge, held for its next attempt (the proxy's when its
+    /// proxy asked: never sent to a server); what the task's machine is to do with it.
+    /// `url`: the task's, for the origin when the challenge's is unknown (after a restart).
+    mutating func answer(
+        _ id: Int64, _ reply: ChallengeReply, url: @autoclosure () -> String
+    )
+        -> TaskMachine.ChallengeAnswer
+    {
+        switch reply {
+        case .credential(let c, _) where proxyAsked.contains(id):
+            proxyByTask[id] = c
+            return .useCredential
+        case .credential(let c, _):
+            byTask[id] = BoundCredential(c, origin: challenged[id]?.origin ?? Origin(url()))
+            return .useCredential
+        case .reject: return .reject
+        case .cancel: return .cancel
+        }
+    }
+
+    /// The task's machine took the answer (`taken`) or refused it: what the answer leaves
+    /// held, and kept for the session or in the keyring as the app asked.
+    mutating func answerTaken(
+        _ id: Int64, _ reply: ChallengeReply, _ answer: TaskMachine.ChallengeAnswer, taken: Bool,
+        session: @autoclosure () -> String?
+    ) -> [AgentEffect] {
+        if !taken && answer == .useCredential { byTask[id] = nil; proxyByTask[id] = nil }
+        guard taken else { return [] }
+        if answer != .useCredential { byTask[id] = nil }
+        guard case .credential(let c, let persistence) = reply, !proxyAsked.contains(id) else { return [] }
+        return keepAnswer(c, persistence, task: id, session: session())
     }
 
     /// An app answered a challenge: its credential is kept as long as it asked, for the space
@@ -142,12 +230,17 @@ struct CredentialBook: Sendable {
     }
 
     /// A task ended: what it alone held goes, the keyring's copy of its URL's credential too.
-    mutating func taskEnded(_ r: TaskRecord) -> [AgentEffect] {
-        challenged[r.id] = nil
-        asked.remove(r.id)
-        waiting[r.id] = nil
-        guard inKeyring.remove(r.id) != nil else { return [] }
-        return [.forgetCredential(.task(id: r.id, created: r.created, host: r.host))]
+    mutating func taskEnded(_ r: TaskRecord) -> [AgentEffect] { taskEnded(id: r.id, created: r.created, host: r.host) }
+
+    mutating func taskEnded(id: Int64, created: Int64, host: String) -> [AgentEffect] {
+        byTask[id] = nil  // an app's password lives no longer than its task
+        proxyByTask[id] = nil
+        proxyAsked.remove(id)
+        challenged[id] = nil
+        asked.remove(id)
+        waiting[id] = nil
+        guard inKeyring.remove(id) != nil else { return [] }
+        return [.forgetCredential(.task(id: id, created: created, host: host))]
     }
 }
 

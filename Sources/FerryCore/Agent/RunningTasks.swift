@@ -1,6 +1,7 @@
 /// The tasks the agent holds in memory — those running, being saved, or left without their
 /// transfer by a store that cannot commit — and the scheduler's slots they take. Every other
-/// task lives in the store (read through the ledger).
+/// task lives in the store (read through the ledger). A machine: each event goes in with a
+/// `TaskContext` and comes back as `TaskSteps` (RunningTasks+Step, +Transfers, +Queue).
 struct RunningTasks: Sendable {
     var scheduler: Scheduler
     /// Machines of running tasks (and of tasks being saved).
@@ -11,17 +12,14 @@ struct RunningTasks: Sendable {
     var finalizing: Set<Int64> = []
     /// Tasks whose last change the store refused: they wait until it commits again.
     var storeBlocked: Set<Int64> = []
-    /// Tasks' credentials (their URL's, an answer to a challenge, a remembered one), each bound
-    /// to the origin it was given for: memory only, never stored, gone when the task ends.
-    var credentials: [Int64: BoundCredential] = [:]
-    /// Answers to a proxy's 407, by task (memory only, as long as the task).
-    var proxyCredentials: [Int64: Credential] = [:]
-    /// Tasks whose credentials challenge is their proxy's (the answer goes to the proxy).
-    var proxyAsked: Set<Int64> = []
     /// Attached transfers' stall watches (a hint: a lost one is made again at the next check).
     var stallWatches: [Int64: StallWatch] = [:]
     /// The highest task id given out.
     var lastTaskID: Int64 = 0
+    /// What the open turn did to tasks (see `TaskJournal`).
+    var journal = TaskJournal()
+    /// What live views have not heard of yet (the launcher wake tells them).
+    var live = LiveChanges()
 
     init(maxTotal: Int, maxPerHost: Int) { scheduler = Scheduler(maxTotal: maxTotal, maxPerHost: maxPerHost) }
 
@@ -47,6 +45,13 @@ struct RunningTasks: Sendable {
         var s = Scheduler(maxTotal: scheduler.maxTotal, maxPerHost: scheduler.maxPerHost)
         for id in attached { if let r = machines[id]?.record { s.started(host: r.host, session: r.session) } }
         scheduler = s
+    }
+
+    /// A task as callers see it (`shown`), by id.
+    func shownTask(_ id: Int64, _ ledger: AgentLedger) throws -> TaskRecord {
+        if let m = machines[id] { return m.record }
+        guard let r = try ledger.task(id) else { throw FerryError(.noSuchTask, "no task with id \(id)") }
+        return shown(r)
     }
 
     /// A task as callers see it: live figures while it runs; waiting for space while the store
@@ -79,4 +84,33 @@ struct RunningTasks: Sendable {
         }
         return (stalled, next)
     }
+}
+
+/// What the open turn did to tasks that a rollback must know: the machines it changed (as they
+/// were before), and what the shell did meanwhile that cannot be taken back.
+struct TaskJournal: Sendable {
+    /// Tasks whose machine the turn changed.
+    var touched: Set<Int64> = []
+    /// Each machine the turn changed or removed, as it was before (nil: none in memory).
+    var machinesBefore: [Int64: TaskMachine?] = [:]
+    /// Transfers that ended and saves that finished during the turn: gone in the shell.
+    var detached: Set<Int64> = [], finalized: Set<Int64> = []
+    /// Completed in the turn: their staged bytes are gone once it commits (not before).
+    var completed: Set<Int64> = []
+
+    init() { machinesBefore.reserveCapacity(8) }  // a turn touches a few: no regrowing of big values
+}
+
+/// A transfer that moves no byte for its stall time (the agent's `--stall-timeout`, or a
+/// session's shorter request timeout) is stopped and counts as a failed attempt, retried from
+/// the bytes it kept (`TransferOutcome.stalled`), as curl's own speed check would. One wake at
+/// the earliest moment any transfer may have stalled: curl's check wakes every transfer once a
+/// second (with 500 running, 500 rounds and 1,400 polls a second).
+public struct StallWatch: Sendable, Equatable {
+    /// When a byte last moved (µs), or when the attempt began.
+    var lastMoved: Int64
+    /// How long it may go without one (µs).
+    var limit: Int64
+    /// Where the attempt began (bytes kept before it).
+    var offset: Int64
 }

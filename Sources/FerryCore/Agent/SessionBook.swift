@@ -11,6 +11,9 @@ struct SessionBook: Sendable {
     var reservedSeq: [String: UInt64] = [:]
     /// Sessions with new events since the last EventsAvailable.
     var signalsPending: [String] = []
+    /// Each session's last event before the open turn, for the sessions it changed (a turn
+    /// that cannot commit rolls their queues back to it: see `carryOver`).
+    var lastSeqBeforeTurn: [String: UInt64] = [:]
 
     /// A session's configuration (defaults for one the store does not know).
     func config(_ session: String) -> SessionConfig { configs[session] ?? SessionConfig() }
@@ -22,7 +25,8 @@ struct SessionBook: Sendable {
     /// that keeps no events). EventsAvailable follows on the signals wake.
     mutating func append(session: String, task: Int64, _ event: SessionEvent) -> [AgentEffect] {
         guard config(session).keepEvents else { return [] }
-        var out: [AgentEffect] = []
+        if lastSeqBeforeTurn[session] == nil { lastSeqBeforeTurn[session] = queues[session]?.lastSeq ?? 0 }
+        var out: [AgentEffect] = [.wake(.signals, at: nil)]
         // Appended in place: copying the queue out and back would copy it whole for every event.
         let e = queues[session, default: EventQueue()].append(task: task, event)
         if event.isDurable { out.append(.store(.appendEvent(session: session, e))) }

@@ -44,9 +44,3 @@ struct SessionRules: Sendable {
     /// The session's cookie jar, when it keeps cookies (URLSession's httpShouldSetCookies).
     var cookieJar: String? { config.cookies ? settings.state.cookieJar(session) : nil }
 }
-
-extension AgentCore {
-    func rules(_ session: String) -> SessionRules {
-        SessionRules(session: session, config: config(session), settings: settings)
-    }
-}

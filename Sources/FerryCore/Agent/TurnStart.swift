@@ -1,32 +1,20 @@
-/// The core as it was when the open turn began, and what the shell did during the turn that a
-/// rollback cannot take back. The core is copied whole (value semantics: a field added later
-/// is restored too); only the event queues are left out of the copy, since they roll back by
-/// sequence number (copying them would copy every queued event once per turn), the machines,
-/// kept one by one as the turn first changes them (`machinesBefore`: copying them all would
-/// copy every running task's record once per turn), and the hints of `World`, which may be
-/// large and are never rolled back.
+/// The core as it was when the open turn began. The core is copied whole (value semantics: a
+/// field added later is restored too); only the event queues are left out of the copy, since
+/// they roll back by sequence number (copying them would copy every queued event once per
+/// turn), the machines, kept one by one as the turn first changes them (`TaskJournal`: copying
+/// them all would copy every running task's record once per turn), and the hints of `World`,
+/// which may be large and are never rolled back. What the turn did that a rollback cannot take
+/// back is in the machines' journals (`RunningTasks.journal`, `SessionBook.lastSeqBeforeTurn`).
 struct TurnStart: Sendable {
     /// One element: a struct cannot hold a value of its own type directly.
     let before: [AgentCore]
-    /// Each session's last event before the turn, for the sessions it changed.
-    var lastSeq: [String: UInt64] = [:]
-    /// Tasks whose machine the turn changed.
-    var touched: Set<Int64> = []
-    /// Each machine the turn changed or removed, as it was before (nil: none in memory).
-    var machinesBefore: [Int64: TaskMachine?] = [:]
-    /// Transfers that ended and saves that finished during the turn: gone in the shell.
-    var detached: Set<Int64> = [], finalized: Set<Int64> = []
-    /// Completed in the turn: their staged bytes are gone once it commits (not before).
-    var completed: Set<Int64> = []
 
     init(_ core: AgentCore) {
         var copy = core
         copy.sessions.queues = [:]
         copy.tasks.machines = [:]
         copy.world = World()
-        copy.out = []
         before = [copy]
-        machinesBefore.reserveCapacity(8)  // a turn touches a few: no regrowing of big values
     }
 }
 
@@ -46,9 +34,9 @@ extension SessionBook {
     /// After a rollback to this value: the queues as they are now, rolled back to `lastSeq`
     /// (their numbers are never reused), and who is connected and what was launched, which the
     /// shell did and cannot undo.
-    mutating func carryOver(from current: SessionBook, lastSeq: [String: UInt64]) {
+    mutating func carryOver(from current: SessionBook) {
         queues = current.queues
-        rollBack(to: lastSeq)
+        rollBack(to: current.lastSeqBeforeTurn)
         clients = current.clients
         relaunch = current.relaunch
     }
@@ -58,10 +46,10 @@ extension RunningTasks {
     /// After a rollback to this value: transfers that ended and saves that finished during the
     /// turn are gone in the shell; a task the turn changed that is left without its transfer
     /// waits until the store commits again (its start, if the turn started it, never happens).
-    mutating func carryOver(detached: Set<Int64>, finalized: Set<Int64>, touched: Set<Int64>) {
-        attached.subtract(detached)
-        finalizing.subtract(finalized)
-        for id in touched where !attached.contains(id) && !finalizing.contains(id) {
+    mutating func carryOver(_ journal: TaskJournal) {
+        attached.subtract(journal.detached)
+        finalizing.subtract(journal.finalized)
+        for id in journal.touched where !attached.contains(id) && !finalizing.contains(id) {
             machines[id] = nil
             storeBlocked.insert(id)
         }

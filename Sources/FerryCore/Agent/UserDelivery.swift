@@ -5,11 +5,6 @@ struct UserDelivery: Sendable, Equatable {
     var badge = 0
     /// Tasks the user was told wait for disk space (one popup each, not one per recheck).
     var spaceWarned: Set<Int64> = []
-    /// Running tasks whose bytes moved since the last TasksProgressed (a hint for live views).
-    var progressMoved: Set<Int64> = []
-    /// Running tasks whose row changed without a change of state (their response's headers
-    /// came): live views hear of it on the same wake as of their bytes.
-    var rowsChanged: Set<Int64> = []
 
     /// A task's event as the user sees it (when its session shows popups).
     /// `appSession`: the task is a sandboxed app's, in that session.
@@ -25,6 +20,12 @@ struct UserDelivery: Sendable, Equatable {
         default:
             return []
         }
+    }
+
+    /// Whether telling the user of `event` takes more than the event (the task's name, from
+    /// its record): a failure's popup names the task.
+    static func needsRecord(_ event: SessionEvent) -> Bool {
+        if case .completed(_?, let errorName, _) = event { errorName != "Canceled" } else { false }
     }
 
     /// One "not enough space" popup per task until it stops waiting for space.
@@ -52,21 +53,27 @@ struct UserDelivery: Sendable, Equatable {
     }
 
     /// TaskChanged for rows that changed in place, then TasksProgressed per owning app for the
-    /// tasks whose bytes moved; `record` gives a running task's live row.
-    mutating func report(record: (Int64) -> TaskRecord?, app: (String) -> String) -> [AgentEffect] {
+    /// tasks whose bytes moved (`LiveChanges`); `record` gives a running task's live row.
+    func report(_ changes: LiveChanges, record: (Int64) -> TaskRecord?, app: (String) -> String) -> [AgentEffect] {
         var out: [AgentEffect] = []
-        for id in rowsChanged.sorted() {
+        for id in changes.rowsChanged.sorted() {
             if let r = record(id) { out.append(.taskChanged(id, r.state, app: app(r.session))) }
         }
-        rowsChanged = []
         var moved: [String: [TaskProgress]] = [:]
-        for id in progressMoved.sorted() {
+        for id in changes.progressMoved.sorted() {
             guard let r = record(id) else { continue }
             moved[app(r.session), default: []].append(
                 TaskProgress(task: id, received: r.received, expected: r.expected ?? -1))
         }
-        progressMoved = []
         for (app, list) in moved.sorted(by: { $0.key < $1.key }) { out.append(.tasksProgressed(list, app: app)) }
         return out
     }
+}
+
+/// What live views have not heard of yet: running tasks whose bytes moved since the last
+/// TasksProgressed, and whose row changed without a change of state (their response's headers
+/// came), told on the same wake as their bytes. Kept by `RunningTasks` as its steps go.
+struct LiveChanges: Sendable, Equatable {
+    var progressMoved: Set<Int64> = []
+    var rowsChanged: Set<Int64> = []
 }

@@ -1,0 +1,131 @@
+/// What the shell's transfers and saves report, as tasks' steps.
+extension RunningTasks {
+    /// A response's head came: the transfer waits, paused before its first body byte, for the
+    /// decision (`continueBody`).
+    mutating func responseBegan(_ id: Int64, _ head: ResponseHead, _ ctx: TaskContext) -> TaskSteps {
+        guard attached.contains(id), machines[id] != nil else { return TaskSteps() }
+        var decision = TaskMachine.BodyDecision.append
+        var steps =
+            (try? step(id, ctx) { m, _ in
+                let (body, actions) = m.responseBegan(
+                    status: head.status, contentRangeStart: head.contentRangeStart,
+                    totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
+                    suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName),
+                    contentEncoding: head.contentEncoding, contentType: head.contentType)
+                decision = body
+                return actions
+            }) ?? TaskSteps()
+        steps.effects.append(.continueBody(id, decision))
+        return steps
+    }
+
+    mutating func progressed(_ id: Int64, _ received: Int64, _ ctx: TaskContext) -> TaskSteps {
+        guard attached.contains(id), let m = machines[id], m.record.received != received else { return TaskSteps() }
+        stallWatches[id]?.lastMoved = ctx.now
+        var steps = (try? step(id, ctx) { m, now in m.progressed(received: received, now: now) }) ?? TaskSteps()
+        live.progressMoved.insert(id)
+        steps.effects.append(Self.launcherWake(ctx.now))
+        return steps
+    }
+
+    mutating func resourceAnnounced(_ id: Int64, _ location: String, _ ctx: TaskContext) -> TaskSteps {
+        guard attached.contains(id), machines[id] != nil else { return TaskSteps() }
+        return (try? step(id, ctx) { m, _ in m.resourceAnnounced(location) }) ?? TaskSteps()
+    }
+
+    /// The attached transfer's record, when it has one (what an ended attempt is judged by).
+    func attachedRecord(_ id: Int64) -> TaskRecord? { attached.contains(id) ? machines[id]?.record : nil }
+
+    /// An attempt ended. `credentials`: what CredentialBook made of it (a 401 it answers, or
+    /// asks the keyring about, waits for that instead of failing).
+    mutating func transferEnded(
+        _ id: Int64, received: Int64, _ outcome: TransferOutcome, credentials: CredentialBook.ChallengeStep,
+        _ ctx: TaskContext
+    ) -> TaskSteps {
+        guard let r = detach(id) else { return TaskSteps() }
+        journal.detached.insert(id)
+        var steps = TaskSteps()
+        switch credentials {
+        case .notTaken:
+            let config = ctx.config(r.session), settings = ctx.settings
+            let reachable = ctx.network.available || DownloadURL.isLoopback(host: r.host)
+            let deadline = Self.deadline(r, config), random = Self.random(id, ctx.now)
+            steps =
+                (try? step(id, ctx, logsFailure: true) { m, now in
+                    _ = m.progressed(received: received, now: now)
+                    return m.transferEnded(
+                        outcome, backoff: settings.backoff, resourceDeadline: deadline, now: now, random: random,
+                        networkAvailable: reachable, canChallenge: config.keepEvents,
+                        userAnswers: config.app.isEmpty, spaceRecheck: settings.spaceRecheck)
+                }) ?? TaskSteps()
+        case .useKnown:
+            steps =
+                (try? step(id, ctx) { m, now in
+                    _ = m.progressed(received: received, now: now)
+                    _ = m.awaitRememberedCredential(now: now)
+                    return m.rememberedCredentialFound(now: now)
+                }) ?? TaskSteps()
+        case .askKeyring(let keys):
+            steps =
+                (try? step(id, ctx) { m, now in
+                    _ = m.progressed(received: received, now: now)
+                    return m.awaitRememberedCredential(now: now)
+                }) ?? TaskSteps()
+            steps.effects.append(.findCredential(task: id, keys))
+        }
+        steps.effects.append(Self.launcherWake(ctx.now))
+        steps.effects.append(.wake(.schedule, at: nil))
+        if outcome.curlCode != 0 || outcome.stalledSeconds != nil {
+            steps.effects.append(
+                .log(
+                    .info,
+                    "task \(id): attempt ended: curl \(outcome.curlCode) HTTP \(outcome.httpStatus) "
+                        + "\(outcome.rejection ?? outcome.curlMessage)"))
+        }
+        return steps
+    }
+
+    /// ENOSPC waits for space; anything else fails clearly.
+    mutating func transferCouldNotStart(_ id: Int64, _ outcome: TransferOutcome, _ ctx: TaskContext) -> TaskSteps {
+        guard let r = detach(id) else { return TaskSteps() }
+        journal.detached.insert(id)
+        let settings = ctx.settings
+        let deadline = Self.deadline(r, ctx.config(r.session)), random = Self.random(id, ctx.now)
+        var steps =
+            (try? step(id, ctx, logsFailure: true) { m, now in
+                m.transferEnded(
+                    outcome, backoff: settings.backoff, resourceDeadline: deadline, now: now, random: random,
+                    spaceRecheck: settings.spaceRecheck)
+            }) ?? TaskSteps()
+        steps.effects.append(.wake(.schedule, at: nil))
+        return steps
+    }
+
+    /// Backoff jitter without a random source: the task id and the time spread retries well enough.
+    static func random(_ id: Int64, _ now: Int64) -> Double {
+        var x = UInt64(bitPattern: now) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: id)
+        x ^= x >> 31; x &*= 0xBF58_476D_1CE4_E5B9; x ^= x >> 29
+        return Double(x % 1_000_000) / 1_000_000
+    }
+
+    static func deadline(_ r: TaskRecord, _ config: SessionConfig) -> Int64? {
+        r.created + Int64(config.resourceTimeout) * 1_000_000
+    }
+
+    /// The transfers that moved no byte for their limit are stopped, each attempt ended as
+    /// stalled; the wake for the next moment one may stall.
+    mutating func checkStalls(_ ctx: TaskContext) -> TaskSteps {
+        let (stalled, next) = stalls(now: ctx.now, defaultLimit: Int64(ctx.settings.stallSeconds) * 1_000_000)
+        var steps = TaskSteps()
+        for (id, watch) in stalled {
+            // Detached (the shell keeps its bytes on disk) and ended as stalled.
+            guard let r = machines[id]?.record else { continue }
+            steps.effects.append(.stopTransfer(id))
+            let outcome = TransferOutcome.stalled(
+                seconds: watch.limit / 1_000_000, bytesThisAttempt: max(0, r.received - watch.offset))
+            steps += transferEnded(id, received: r.received, outcome, credentials: .notTaken, ctx)
+        }
+        if let next { steps.effects.append(.wake(.stall, at: next)) }
+        return steps
+    }
+}
