@@ -29,15 +29,6 @@ public enum AgentRequest: Sendable {
     case status
     /// A request from a sandboxed app: only its own sessions and tasks (see AgentCore+Access).
     indirect case sandboxed(SandboxedApp, AgentRequest)
-
-    /// How many tasks the request would create.
-    var newTasks: Int {
-        switch self {
-        case .createTasks(_, let drafts): drafts.count
-        case .createFromResumeData: 1
-        default: 0
-        }
-    }
 }
 
 /// An app's answer to an authentication challenge.

@@ -39,76 +39,85 @@ struct SandboxPolicy {
         return alias
     }
 
-    /// `r`'s session names already made keys (`key`).
+    /// `r`'s session names already made keys (`key`). By the request's reach (`RequestReach`),
+    /// with two rules of their own: a session's namespace, resume data's signature.
     func decide(_ r: AgentRequest) throws -> Decision {
-        switch r {
-        case .openSession(let id, let options, let peer):
-            if options.launchCommand != nil {
-                throw FerryError(
-                    .accessDenied,
-                    "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
-            }
-            // Session ids are global: an app names its own only, so it can never take the user's
-            // (dev.ferry.cli) or another app's before they open theirs.
-            // Compared as bytes, and ASCII as app ids are: no Unicode-equivalent look-alikes.
-            let name = SessionKey.name(of: id, app: app.id)
-            guard name.utf8.allSatisfy({ $0 < 128 }),
-                name.utf8.elementsEqual(app.id.utf8) || name.utf8.starts(with: (app.id + ".").utf8)
-            else {
-                throw FerryError(
-                    .accessDenied,
-                    "session '\(name.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are "
-                        + "'\(app.id)' or begin with '\(app.id).' (ASCII)"
-                )
-            }
-            try own(id)
-            if sessions.configs[id] == nil { try limits.admitSession(open: mine.count, app: app.id) }
+        switch r.reach {
+        case .opening(let id):
+            guard case .openSession(_, let options, let peer) = r else { break }
+            try mayOpen(id, options)
             return .open(id, options, peer: peer)
-        case .createTasks(let session, let drafts):
-            try mayCreate(in: session, r.newTasks)
-            return .run(.createTasks(session: session, drafts.map(Self.rankedBelowTheUser)))
-        case .createFromResumeData(let session, let data, let draft, let given):
-            try mayCreate(in: session, 1)
-            // Resume data names the task whose kept bytes it continues: only the app's own.
-            guard data.signedByAgent else {
-                throw FerryError(
-                    .invalidResumeData,
-                    "the resume data is not signed by this agent (an app may only continue from resume data the agent "
-                        + "gave out)"
-                )
+        case .making(let session, let count):
+            try mayCreate(in: session, count)
+            switch r {
+            case .createTasks(let session, let drafts):
+                return .run(.createTasks(session: session, drafts.map(Self.rankedBelowTheUser)))
+            case .createFromResumeData(let session, let data, let draft, let given):
+                try mayContinue(data)
+                return .run(
+                    .createFromResumeData(
+                        session: session, data, Self.rankedBelowTheUser(draft), destinationGiven: given))
+            default: break
             }
-            do { try visible(data.task) } catch {
-                throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
-            }
-            return .run(
-                .createFromResumeData(session: session, data, Self.rankedBelowTheUser(draft), destinationGiven: given))
-        case .finishedHandlingEvents(let session), .invalidateSession(let session, _), .getSession(let session),
-            .fetchEvents(let session, _, _), .acknowledgeEvents(let session, _):
+        case .session(let session):
             try own(session)
             return .run(r)
-        case .listTasks(let session, let after, let limit):
-            return .list(sessions: try ownOrMine(session), after: after, limit: limit)
-        case .listSection(let session, let active, let offset, let limit):
-            return .section(sessions: try ownOrMine(session), active: active, offset: offset, limit: limit)
-        case .getTask(let id), .pause(let id), .resume(let id), .cancel(let id), .cancelProducingResumeData(let id),
-            .answerChallenge(let id, _):
-            try visible(id)
-            return .run(r)
-        case .removeTasks(let ids):
+        case .page(let session, _):
+            let sessions = try ownOrMine(session)
+            switch r {
+            case .listTasks(_, let after, let limit): return .list(sessions: sessions, after: after, limit: limit)
+            case .listSection(_, let active, let offset, let limit):
+                return .section(sessions: sessions, active: active, offset: offset, limit: limit)
+            default: break
+            }
+        case .sessions(let session):
+            return .eachOfItsSessions(try ownOrMine(session).map(r.only))
+        case .tasks(let ids):
             for id in ids { try visible(id) }
             return .run(r)
-        case .clearFinished(let session):
-            return .eachOfItsSessions(try ownOrMine(session).map { .clearFinished(session: $0) })
-        case .pauseAll(let session):
-            return .eachOfItsSessions(try ownOrMine(session).map { .pauseAll(session: $0) })
-        case .resumeAll(let session):
-            return .eachOfItsSessions(try ownOrMine(session).map { .resumeAll(session: $0) })
-        case .status:
+        case .agent:
             return .status(sessions: mine)
-        case .resetBadge:
-            throw FerryError(.accessDenied, "the user.badge is the user's: a sandboxed app cannot reset it")
-        case .sandboxed:
-            throw FerryError(.accessDenied, "nested sandbox request")
+        case .userOnly(let why):
+            throw FerryError(.accessDenied, why)
+        }
+        throw FerryError(.invalidArgument, "a request the sandbox policy does not know")  // a table out of step
+    }
+
+    /// OpenSession of an app: its own names only, no command to run, within its limits.
+    private func mayOpen(_ id: String, _ options: SessionOptions) throws {
+        if options.launchCommand != nil {
+            throw FerryError(
+                .accessDenied,
+                "launch-command refused: \(app.id) is sandboxed, so the agent relaunches it only as itself")
+        }
+        // Session ids are global: an app names its own only, so it can never take the user's
+        // (dev.ferry.cli) or another app's before they open theirs.
+        // Compared as bytes, and ASCII as app ids are: no Unicode-equivalent look-alikes.
+        let name = SessionKey.name(of: id, app: app.id)
+        guard name.utf8.allSatisfy({ $0 < 128 }),
+            name.utf8.elementsEqual(app.id.utf8) || name.utf8.starts(with: (app.id + ".").utf8)
+        else {
+            throw FerryError(
+                .accessDenied,
+                "session '\(name.prefix(64))' refused: \(app.id) is sandboxed, so its session identifiers are "
+                    + "'\(app.id)' or begin with '\(app.id).' (ASCII)"
+            )
+        }
+        try own(id)
+        if sessions.configs[id] == nil { try limits.admitSession(open: mine.count, app: app.id) }
+    }
+
+    /// Resume data names the task whose kept bytes it continues: only the app's own.
+    private func mayContinue(_ data: ResumeData) throws {
+        guard data.signedByAgent else {
+            throw FerryError(
+                .invalidResumeData,
+                "the resume data is not signed by this agent (an app may only continue from resume data the agent "
+                    + "gave out)"
+            )
+        }
+        do { try visible(data.task) } catch {
+            throw FerryError(.invalidResumeData, "the resume data is not of one of \(app.id)'s tasks")
         }
     }
 
