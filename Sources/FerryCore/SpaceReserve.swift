@@ -23,7 +23,22 @@ public struct SpaceReserve: Sendable, Equatable {
             + "\(Self.mebibytes(reserve(totalBytes: total))) are kept free for the agent's records"
     }
 
+    /// Whether a download may go on writing to a disk with `space` free: its `remaining` bytes
+    /// (those announced and not on disk yet, 0 for a body of unknown length) leave the reserve.
+    /// The refusal, for the task's `error`, when not.
+    public func refusal(writing remaining: Int64, _ space: DiskSpace) -> String? {
+        allows(writing: remaining, available: space.available, total: space.total)
+            ? nil : refusal(available: space.available, total: space.total)
+    }
+
     public static func mebibytes(_ bytes: Int64) -> String {
         bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }
+}
+
+/// A disk's free space as the shell measured it (statvfs: what an unprivileged writer may use).
+public struct DiskSpace: Sendable, Equatable {
+    public var available: Int64
+    public var total: Int64
+    public init(available: Int64, total: Int64) { self.available = available; self.total = total }
 }

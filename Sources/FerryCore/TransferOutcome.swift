@@ -42,6 +42,13 @@ public struct TransferOutcome: Sendable, Equatable {
         TransferOutcome(curlCode: 0, curlMessage: message, httpStatus: 0, localErrno: errno, localMessage: message)
     }
 
+    /// The agent stopped an attempt whose bytes would not leave the state disk's reserve free.
+    public static func noSpace(_ message: String, bytesThisAttempt: Int64) -> TransferOutcome {
+        TransferOutcome(
+            curlCode: 0, curlMessage: message, httpStatus: 0, localErrno: 28 /* ENOSPC */, localMessage: message,
+            bytesThisAttempt: bytesThisAttempt)
+    }
+
     /// The agent stopped an attempt that moved no byte for `seconds`.
     public static func stalled(seconds: Int64, bytesThisAttempt: Int64) -> TransferOutcome {
         var o = TransferOutcome(

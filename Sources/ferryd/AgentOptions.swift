@@ -153,7 +153,7 @@ struct AgentOptions: ParsableArguments {
         s.core.appLimits.sessions = appMaxSessions
         s.core.appLimits.unacknowledgedEvents = appMaxUnacknowledgedEvents
         s.transfer.caInfo = caFile
-        s.transfer.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
+        s.core.stateReserve = SpaceReserve(minimumBytes: stateReserveMb << 20, fraction: stateReservePercent / 100)
         s.uploadCopies = UploadCopyLimits(
             perFileBytes: uploadCopyMaxMb << 20, perOwnerBytes: uploadCopiesPerAppMb << 20)
         if noPopups { s.popups = false }

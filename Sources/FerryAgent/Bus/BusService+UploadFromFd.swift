@@ -61,7 +61,7 @@ extension BusService {
         let app: String? = if case .sandboxed(let a) = c.caller { a.id } else { nil }
         let folder = agent.state.uploads(ofApp: app)
         let rules = UploadCopy.Rules(
-            limits: agent.settings.uploadCopies, reserve: agent.settings.transfer.stateReserve,
+            limits: agent.settings.uploadCopies, reserve: agent.settings.core.stateReserve,
             owner: app ?? "the host's programs")
         agent.onUploadCopier(owner: app ?? "", { Result { try UploadCopy.copy(fd, size: size, into: folder, rules) } })
         { [self] copied in

@@ -19,7 +19,9 @@ struct ResponseReader {
 
     /// Reads the head of the response (`header` gives the last response's header by name),
     /// once, and waits for the core's decision.
-    mutating func headArrived(status: Int, contentLength: () -> Int64, header: (String) -> String?) {
+    mutating func headArrived(
+        status: Int, contentLength: () -> Int64, header: (String) -> String?, stagingSpace: DiskSpace?
+    ) {
         guard !began, !awaitingDecision else { return }
         awaitingDecision = true
         var rangeStart: Int64?
@@ -36,7 +38,8 @@ struct ResponseReader {
         head = ResponseHead(
             status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
             lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
-            contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"))
+            contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"),
+            stagingSpace: stagingSpace)
     }
 
     /// The head of a response whose body began, once (nil if none is new).

@@ -5,9 +5,11 @@ import Glibc
 /// A download's staging file as one attempt writes it. curl hands the body over in 16 kB
 /// pieces; writing each costs a syscall, so they are gathered and written once per socket
 /// wake-up (`flush`), up to 256 kB at a time (few writes per GiB, and little lost if the agent
-/// is killed mid-round: bytes still gathered are fetched again). The state disk's reserve is
-/// kept: the announced length is claimed ahead (`claim`), a body of unknown length looked at
-/// every few MiB. A failure is kept (`errno`, `message`) for the attempt's outcome.
+/// is killed mid-round: bytes still gathered are fetched again). The disk's free space is
+/// measured for the core, which keeps the state disk's reserve (`SpaceReserve`): at the head
+/// (`space`), then every few MiB beyond what was preallocated (`takeMeasuredSpace`). A length
+/// the core let in is preallocated (`preallocate`). A failure is kept (`errno`, `message`) for
+/// the attempt's outcome.
 final class StagingWriter {
     /// Bodies up to this size are not preallocated (see `claim`).
     static let preallocateFrom: Int64 = 1 << 20
@@ -17,9 +19,10 @@ final class StagingWriter {
     /// Why writing failed (ENOSPC: which disk is full, in `message`).
     private(set) var errno: Int32?
     private(set) var message: String?
-    private let reserve: SpaceReserve
-    /// Bytes written since the last look at the state disk's free space.
+    /// Bytes written since the disk's free space was last measured.
     private var sinceSpaceCheck: Int64 = 0
+    /// The free space measured after the last few MiB, not yet handed to the core.
+    private var measured: DiskSpace?
     /// Bytes up to here have their disk blocks claimed (no need to look at free space again).
     private var claimedUpTo: Int64 = 0
     private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 64)
@@ -27,7 +30,7 @@ final class StagingWriter {
 
     /// Opens the staging file at `offset` (from the start: truncated; else cut there, as bytes
     /// beyond it are stale).
-    init(path: String, offset: Int64, reserve: SpaceReserve) throws {
+    init(path: String, offset: Int64) throws {
         // From the start: O_TRUNC (no ftruncate, which costs a journal entry even on an empty file).
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0o600)
         guard fd >= 0 else {
@@ -45,7 +48,6 @@ final class StagingWriter {
         }
         self.fd = fd
         self.received = offset
-        self.reserve = reserve
     }
 
     deinit {
@@ -53,23 +55,29 @@ final class StagingWriter {
         close(fd)
     }
 
-    /// Checks the state disk's reserve for the bytes still to come up to `length` and
-    /// preallocates them (FALLOC_FL_KEEP_SIZE: the file's size keeps saying how much was
-    /// written). False, with `errno` ENOSPC and `message` set, when they do not fit.
-    func claim(upTo length: Int64) -> Bool {
-        let remaining = length - received
+    /// The free space of the disk the file is on (nil: it cannot be measured).
+    func space() -> DiskSpace? {
         var vfs = statvfs()
-        if fstatvfs(fd, &vfs) == 0 {
-            let unit = Int64(vfs.f_frsize)
-            let available = Int64(vfs.f_bavail) * unit, total = Int64(vfs.f_blocks) * unit
-            guard reserve.allows(writing: remaining, available: available, total: total) else {
-                errno = ENOSPC
-                message = reserve.refusal(available: available, total: total)
-                return false
-            }
-        }
+        guard fstatvfs(fd, &vfs) == 0 else { return nil }
+        let unit = Int64(vfs.f_frsize)
         sinceSpaceCheck = 0
-        // A small body fits in what the check above saw free (the reserve stays free after it);
+        return DiskSpace(available: Int64(vfs.f_bavail) * unit, total: Int64(vfs.f_blocks) * unit)
+    }
+
+    /// The space measured after the last few MiB, once.
+    func takeMeasuredSpace() -> DiskSpace? {
+        defer { measured = nil }
+        return measured
+    }
+
+    /// Preallocates the bytes still to come up to `length` (FALLOC_FL_KEEP_SIZE: the file's
+    /// size keeps saying how much was written), once the core let them in. False, with `errno`
+    /// ENOSPC and `message` set, when they do not fit.
+    @discardableResult
+    func preallocate(upTo length: Int64) -> Bool {
+        let remaining = length - received
+        sinceSpaceCheck = 0
+        // A small body fits in what the core saw free (the reserve stays free after it);
         // preallocating guards long downloads against space others take meanwhile.
         guard remaining > Self.preallocateFrom else { return true }
         if ferry_preallocate(fd, received, remaining) != 0, Glibc.errno == ENOSPC {
@@ -105,8 +113,9 @@ final class StagingWriter {
         CrashPoint.reached(.checkpointWritten)
         sinceSpaceCheck += Int64(pendingCount)
         pendingCount = 0
-        // Beyond the claimed blocks (a body of unknown length): look at the reserve every few MiB.
-        if ok && received > claimedUpTo && sinceSpaceCheck >= 4 << 20 { return claim(upTo: received) }
+        // Beyond the preallocated blocks (a body of unknown length): measured every few MiB,
+        // for the core to see (the reserve is its to keep).
+        if ok && received > claimedUpTo && sinceSpaceCheck >= 4 << 20, let space = space() { measured = space }
         return ok
     }
 

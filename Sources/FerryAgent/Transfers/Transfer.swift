@@ -65,12 +65,8 @@ final class Transfer {
             do { reply = try ReplyFile(path: stagingPath) } catch { close(source.fd); throw error }
             staging = nil
         } else {
-            let staging = try StagingWriter(path: stagingPath, offset: plan.offset, reserve: settings.stateReserve)
-            // A known length: claim the space now, so a full disk shows before a byte is fetched.
-            if let expected = record.expected, !staging.claim(upTo: expected) {
-                throw TransferStartFailure(errno: staging.errno ?? ENOSPC, message: staging.message ?? "no space left")
-            }
-            self.staging = staging
+            // The disk's space is the core's to judge, at the head (before a body byte is written).
+            staging = try StagingWriter(path: stagingPath, offset: plan.offset)
             upload = UploadBody(source: nil, sent: 0)
             reply = nil
         }
@@ -118,20 +114,24 @@ final class Transfer {
         let easy = easy
         response.headArrived(
             status: httpStatus, contentLength: { Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)) },
-            header: { header($0) })
+            header: { header($0) }, stagingSpace: staging?.space())
     }
 
+    /// The state disk's free space measured after a few more MiB of a body of no announced
+    /// length, once (for the core, which keeps the reserve).
+    func takeMeasuredSpace() -> DiskSpace? { staging?.takeMeasuredSpace() }
+
     /// Carries out the core's decision on the body: append to the bytes on disk, or start the
-    /// file again from zero (both claim the announced length's space), or refuse the response
-    /// (the next write aborts the attempt with `rejection`).
+    /// file again from zero (both preallocate the announced length, which the core found room
+    /// for), or refuse the response (the next write aborts the attempt with `rejection`).
     func apply(_ decision: TaskMachine.BodyDecision) {
         response.decided(decision)
         switch decision {
         case .append:
-            if let length = response.announcedLength { _ = staging?.claim(upTo: length) }
+            if let length = response.announcedLength { staging?.preallocate(upTo: length) }
         case .restartFromZero:
             guard staging?.restartFromZero() == true else { return }
-            if let length = response.announcedLength { _ = staging?.claim(upTo: length) }
+            if let length = response.announcedLength { staging?.preallocate(upTo: length) }
         case .reject:
             break
         }

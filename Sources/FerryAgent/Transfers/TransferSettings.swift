@@ -6,8 +6,6 @@ public struct TransferSettings: Sendable {
     public var maxRedirects: Int = 10
     public var bufferSize: Int = 512 * 1024
     public var caInfo: String? = nil
-    /// Free space kept on the disk of the staging folder (the store lives there too).
-    public var stateReserve = SpaceReserve()
     /// Bytes per second all downloads together may receive, and all uploads send (0: no limit).
     public var downloadLimit: Int64 = 0
     public var uploadLimit: Int64 = 0

@@ -183,6 +183,7 @@ final class Transfers {
             feed(.uploadResourceAnnounced(task: t.taskID, location: location))
         }
         feed(.progressed(task: t.taskID, received: t.received))
+        if let space = t.takeMeasuredSpace() { feed(.stagingSpace(task: t.taskID, received: t.received, space)) }
     }
 
     private func done(easy: UnsafeMutableRawPointer, code: Int) {

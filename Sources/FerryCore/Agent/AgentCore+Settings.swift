@@ -23,6 +23,9 @@ extension AgentCore {
         public var downloadFolder: String?
         /// The allow-metered setting: off, nothing transfers over a metered network.
         public var allowMetered = true
+        /// Free space kept on the disk of the state folder (its store and staging files):
+        /// downloads stop and wait for space before they take it.
+        public var stateReserve = SpaceReserve()
         public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
 }

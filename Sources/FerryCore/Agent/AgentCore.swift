@@ -46,6 +46,8 @@ public struct AgentCore: Sendable {
             return effects
         case .responseBegan(let id, let head): return absorb(tasks.responseBegan(id, head, ctx), ctx)
         case .progressed(let id, let received): return absorb(tasks.progressed(id, received, ctx), ctx)
+        case .stagingSpace(let id, let received, let space):
+            return absorb(tasks.stagingSpace(id, received: received, space, ctx), ctx)
         case .uploadResourceAnnounced(let id, let location):
             return absorb(tasks.resourceAnnounced(id, location, ctx), ctx)
         case .transferEnded(let id, let received, let outcome):

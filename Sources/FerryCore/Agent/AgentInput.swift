@@ -6,6 +6,8 @@ public enum AgentInput: Sendable {
     /// A response's headers arrived and its body began (read after curl returned).
     case responseBegan(task: Int64, ResponseHead)
     case progressed(task: Int64, received: Int64)
+    /// A download of no announced length wrote a few more MiB: the state disk's free space now.
+    case stagingSpace(task: Int64, received: Int64, DiskSpace)
     /// A plain upload's server named its upload resource in a 104 interim answer (IETF draft).
     case uploadResourceAnnounced(task: Int64, location: String)
     /// An attempt ended; `received` counts the bytes on disk.
@@ -116,13 +118,15 @@ public struct ResponseHead: Sendable, Equatable {
     public var contentDisposition: String?
     public var contentEncoding: String?
     public var contentType: String?
+    /// A download's: the state disk's free space as the head came (its staging file is there).
+    public var stagingSpace: DiskSpace?
     public init(
         status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
         lastModified: String? = nil, contentDisposition: String? = nil,
-        contentEncoding: String? = nil, contentType: String? = nil
+        contentEncoding: String? = nil, contentType: String? = nil, stagingSpace: DiskSpace? = nil
     ) {
         self.status = status; self.contentRangeStart = contentRangeStart; self.totalLength = totalLength
         self.etag = etag; self.lastModified = lastModified; self.contentDisposition = contentDisposition
-        self.contentEncoding = contentEncoding; self.contentType = contentType
+        self.contentEncoding = contentEncoding; self.contentType = contentType; self.stagingSpace = stagingSpace
     }
 }

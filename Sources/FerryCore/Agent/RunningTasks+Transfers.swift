@@ -15,7 +15,34 @@ extension RunningTasks {
                 decision = body
                 return actions
             }) ?? TaskSteps()
+        // The state disk's reserve: the bytes announced and not on disk yet must leave it free.
+        let kept = decision == .append ? head.contentRangeStart ?? 0 : 0
+        let refused = if case .reject = decision { true } else { false }
+        if !refused, let space = head.stagingSpace,
+            let refusal = ctx.settings.stateReserve.refusal(writing: max(0, (head.totalLength ?? kept) - kept), space)
+        {
+            // No decision: the transfer stays paused before its first byte until it is stopped.
+            steps.effects.append(.stopTransfer(id))
+            steps += transferEnded(
+                id, received: kept, .noSpace(refusal, bytesThisAttempt: 0), credentials: .notTaken, ctx)
+            return steps
+        }
         steps.effects.append(.continueBody(id, decision))
+        return steps
+    }
+
+    /// A download of no announced length wrote a few more MiB: it stops and waits for space
+    /// when the state disk has no more than its reserve free.
+    mutating func stagingSpace(_ id: Int64, received: Int64, _ space: DiskSpace, _ ctx: TaskContext) -> TaskSteps {
+        guard attached.contains(id), let refusal = ctx.settings.stateReserve.refusal(writing: 0, space) else {
+            return TaskSteps()
+        }
+        let offset = stallWatches[id]?.offset ?? received
+        var steps = TaskSteps()
+        steps.effects.append(.stopTransfer(id))
+        steps += transferEnded(
+            id, received: received, .noSpace(refusal, bytesThisAttempt: max(0, received - offset)),
+            credentials: .notTaken, ctx)
         return steps
     }
 
