@@ -158,8 +158,8 @@ struct AgentOptions: ParsableArguments {
             perFileBytes: uploadCopyMaxMb << 20, perOwnerBytes: uploadCopiesPerAppMb << 20)
         if noPopups { s.popups = false }
         if let popupWindowMs { s.popupWindowMilliseconds = popupWindowMs }
-        if let downloadLimit { s.transfer.downloadLimit = downloadLimit }
-        if let uploadLimit { s.transfer.uploadLimit = uploadLimit }
+        if let downloadLimit { s.core.downloadLimit = downloadLimit }
+        if let uploadLimit { s.core.uploadLimit = uploadLimit }
         return s
     }
 }

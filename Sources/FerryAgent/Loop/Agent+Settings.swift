@@ -11,9 +11,7 @@ extension Agent {
         }
         desktop.notifier.enabled = new.popups
         desktop.notifier.windowMilliseconds = new.popupWindowMilliseconds
-        transfers.setLimits(
-            total: new.core.maxTotal, host: new.core.maxPerHost,
-            download: new.transfer.downloadLimit, upload: new.transfer.uploadLimit)
+        transfers.setLimits(total: new.core.maxTotal, host: new.core.maxPerHost)
         feed(.settingsChanged(new.core))
     }
 }

@@ -93,6 +93,7 @@ extension Agent {
             transfers.start(r, plan, credential: credential)
         case .stopTransfer(let id): transfers.stop(id)
         case .dropConnections: transfers.dropConnections()
+        case .speedLimits(let allowances): transfers.limitSpeeds(allowances)
         case .finalize(let r, let dir, let confined):
             finalize(r, defaultDirectory: dir ?? XDG.downloadDirectory, confined: confined)
         case .discardBytes(let id):

@@ -30,8 +30,8 @@ public final class StoredSettings {
         s.core.allowMetered = store.bool(.allowMetered)
         s.popups = store.bool(.popups)
         s.popupWindowMilliseconds = UInt32(store.int(.popupWindowMs))
-        s.transfer.downloadLimit = store.int(.downloadLimit)
-        s.transfer.uploadLimit = store.int(.uploadLimit)
+        s.core.downloadLimit = store.int(.downloadLimit)
+        s.core.uploadLimit = store.int(.uploadLimit)
     }
 
     /// `changed` after each change, with the key's name (on the loop).

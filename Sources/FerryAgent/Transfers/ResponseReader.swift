@@ -66,6 +66,6 @@ struct TransferPace {
     /// to 100 buffers (50 MiB) in one call, which held every D-Bus call for 100-200 ms.
     var roundBytes = 0
     var yielded = false
-    /// The user's speed limit for it (see `RateGovernor`).
+    /// The user's speed limit for it (the core shares them: `SpeedLimits`).
     var bucket = TokenBucket()
 }

@@ -24,7 +24,7 @@ final class Transfer {
     var upload: UploadBody
     let reply: ReplyFile?
     var headerList: UnsafeMutablePointer<curl_slist>?
-    /// Its place in the loop's round and under the speed limit (`Transfers`, `RateGovernor`).
+    /// Its place in the loop's round and under the speed limit (`Transfers`, `SpeedLimitWaits`).
     var pace = TransferPace()
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }

@@ -6,8 +6,5 @@ public struct TransferSettings: Sendable {
     public var maxRedirects: Int = 10
     public var bufferSize: Int = 512 * 1024
     public var caInfo: String? = nil
-    /// Bytes per second all downloads together may receive, and all uploads send (0: no limit).
-    public var downloadLimit: Int64 = 0
-    public var uploadLimit: Int64 = 0
     public init() {}
 }

@@ -22,13 +22,10 @@ final class Transfers {
     /// Hands an input to the agent (inside the turn of the curl round that produced it).
     var feed: (AgentInput) -> Void = { _ in }
 
-    /// The user's download and upload limits, shared by the running transfers.
-    private lazy var governor = RateGovernor(
-        download: settings.downloadLimit, upload: settings.uploadLimit,
-        transfers: { [unowned self] in Array(running.values) },
-        caps: { [unowned self] in caps })
-    /// Running tasks' own speed limits (the task's max-rate, or its session's).
-    private var caps: [Int64: Int64] = [:]
+    /// Transfers paused by their speed limit, till they have credit again.
+    private let waits = SpeedLimitWaits()
+    /// Speed limits the core gave transfers still being made (applied once they run).
+    private var pendingLimits: [Int64: Int64] = [:]
     private let cookies: CookieJars
 
     init(settings: AgentSettings) {
@@ -36,7 +33,7 @@ final class Transfers {
         cookies = CookieJars(folder: StateFolder(settings.stateDirectory).cookieJars)
         starter = TransferStarter(settings: settings.transfer, stateDirectory: settings.stateDirectory)
         limits = (settings.core.maxTotal, settings.core.maxPerHost)
-        governor.resume = { [unowned self] t in resumeLimited(t) }
+        waits.resume = { [unowned self] t in resumeLimited(t) }
         starter.onMade = { [unowned self] id, made in self.made(id, made) }
         starter.afterBatch = { [unowned self] in multi?.kick() }
     }
@@ -44,11 +41,22 @@ final class Transfers {
     /// The desktop's proxy answers go with the network they were given on (once any was asked).
     func networkChanged() { if multi != nil { starter.networkChanged() } }
 
-    /// The user changed how many transfers may run, or how fast (the settings).
-    func setLimits(total: Int, host: Int, download: Int64, upload: Int64) {
+    /// The user changed how many transfers may run (the settings).
+    func setLimits(total: Int, host: Int) {
         limits = (total, host)
         multi?.setLimits(total: total, host: host)
-        governor.setLimits(download: download, upload: upload)
+    }
+
+    /// The core shared the speed limits out (`SpeedLimits`): each transfer's, bytes per second.
+    func limitSpeeds(_ allowances: [Int64: Int64]) {
+        for (id, rate) in allowances {
+            guard let t = running[id] else {
+                pendingLimits[id] = rate  // still being made
+                continue
+            }
+            t.limitSpeed(to: rate)
+            if t.pace.bucket.paused { waits.paused(t) }  // its wait, at the new rate
+        }
     }
 
     /// Transfers whose empty body ended before the core decided on it (see `done`).
@@ -67,7 +75,7 @@ final class Transfers {
                 absorb(t)
                 if !t.pace.yielded { t.pace.roundBytes = 0 }  // a new round, a new share
             }
-            for t in moved where t.pace.bucket.paused && running[t.taskID] === t { governor.paused(t) }
+            for t in moved where t.pace.bucket.paused && running[t.taskID] === t { waits.paused(t) }
             let yielded = moved.filter { $0.pace.yielded && running[$0.taskID] === $0 }
             if !yielded.isEmpty { resumeNextTurn(yielded) }
         }
@@ -87,7 +95,6 @@ final class Transfers {
     /// desktop resolver, and curl reads the environment).
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
         _ = curl  // libcurl is set up on the loop, before a worker makes a handle
-        caps[r.id] = r.maxRate.flatMap { $0 > 0 ? $0 : nil }
         cookies.starting(r.id, jar: plan.cookieJar)
         starter.start(r, plan, credential: credential)
     }
@@ -98,11 +105,12 @@ final class Transfers {
             cookies.attach(id, t.easy)
             t.onTouched = { [unowned self] in touched.append($0) }
             running[id] = t
-            governor.transfersChanged()
+            if let rate = pendingLimits.removeValue(forKey: id) { t.limitSpeed(to: rate) }
             curl.add(t.easy)
             CrashPoint.reached(.transferStarted)
         case .failed(let outcome):
             cookies.dropped(id)
+            pendingLimits[id] = nil
             feed(.transferCouldNotStart(task: id, outcome))
         }
     }
@@ -137,7 +145,7 @@ final class Transfers {
             t.pace.bucket.paused = false
             curl.resume(t.easy)
         }
-        if t.pace.bucket.paused { governor.paused(t) }
+        if t.pace.bucket.paused { waits.paused(t) }
     }
 
     /// The core's decision on a response's body: the paused transfer carries it out and goes
@@ -155,12 +163,11 @@ final class Transfers {
     /// Detaches a transfer; its bytes are on disk. Returns how many.
     @discardableResult
     func stop(_ id: Int64) -> Int64? {
-        if starter.stop(id) { caps[id] = nil; cookies.dropped(id); return nil }
+        pendingLimits[id] = nil
+        if starter.stop(id) { cookies.dropped(id); return nil }
         if let (t, _) = endedUndecided.removeValue(forKey: id) { return t.received }
         guard let t = running.removeValue(forKey: id) else { return nil }
         multi?.remove(t.easy)
-        caps[id] = nil
-        governor.transfersChanged()
         t.sync()
         return t.received
     }
@@ -191,8 +198,6 @@ final class Transfers {
         CrashPoint.reached(.transferEnded)
         multi?.remove(easy)
         guard running.removeValue(forKey: t.taskID) != nil else { return }
-        caps[t.taskID] = nil
-        governor.transfersChanged()
         if code == 0 && !t.began && !t.isUpload {
             // An empty body never reached the write callback: its head goes to the core too,
             // and the attempt ends once the core has decided (`continueBody`).

@@ -26,6 +26,9 @@ extension AgentCore {
         /// Free space kept on the disk of the state folder (its store and staging files):
         /// downloads stop and wait for space before they take it.
         public var stateReserve = SpaceReserve()
+        /// Bytes per second all downloads together may receive, and all uploads send (0: no limit).
+        public var downloadLimit: Int64 = 0
+        public var uploadLimit: Int64 = 0
         public init(stateDirectory: String) { self.stateDirectory = stateDirectory }
     }
 }

@@ -50,9 +50,14 @@ extension AgentCore {
         tasks.scheduler.maxPerHost = max(1, new.maxPerHost)
         let ctx = context(now, ledger)
         var effects: [AgentEffect] = []
+        if new.downloadLimit != old.downloadLimit || new.uploadLimit != old.uploadLimit {
+            speed.download.limit = new.downloadLimit  // applied at once
+            speed.upload.limit = new.uploadLimit
+            effects = armed(speed.share(tasks.limited, now: now, measure: false))
+        }
         if old.allowMetered && !new.allowMetered && world.network.metered {
             // Turned off on a metered network: what runs stops and waits, from its bytes.
-            effects = absorb(tasks.stopAttached(ctx), ctx)
+            effects += absorb(tasks.stopAttached(ctx), ctx)
         }
         if new.keepEnded != old.keepEnded {
             world.lastPrune = 0

@@ -21,12 +21,16 @@ public struct AgentCore: Sendable {
     var world = World()
     /// Credentials: tasks', those kept for sessions, and the keyring's part in challenges.
     var credentials = CredentialBook()
+    /// The user's speed limits, shared by the running transfers.
+    var speed = SpeedLimits()
     /// Memory before the open turn (see `commitFailed`).
     var turnStart: TurnStart?
 
     public init(settings: Settings) {
         self.settings = settings
         tasks = RunningTasks(maxTotal: settings.maxTotal, maxPerHost: settings.maxPerHost)
+        speed.download.limit = settings.downloadLimit
+        speed.upload.limit = settings.uploadLimit
     }
 
     /// The one entry point: what an input means, as effects. A request's answer is its `.reply`
@@ -110,6 +114,7 @@ public struct AgentCore: Sendable {
         case .stall:
             wakes.stallDueAt = nil
             return absorb(tasks.checkStalls(ctx), ctx)
+        case .rates: return armed(speed.share(tasks.limited, now: ctx.now, measure: true))
         }
     }
 
@@ -140,6 +145,7 @@ public struct AgentCore: Sendable {
     /// the credentials CredentialBook gives it.
     mutating func absorb(_ steps: consuming TaskSteps, _ ctx: TaskContext) -> [AgentEffect] {
         var effects: [AgentEffect] = [], notes: [TaskNote] = []
+        let transfersChanged = steps.transfersChanged
         swap(&effects, &steps.effects)  // moved, not copied (see `armed`)
         swap(&notes, &steps.notes)
         for i in effects.indices where steps.startsTransfer {
@@ -170,6 +176,10 @@ public struct AgentCore: Sendable {
                 user.spaceWarned.remove(id)
                 effects += credentials.taskEnded(id: id, created: created, host: host)
             }
+        }
+        // A transfer started or ended: the speed limits are shared again (only while any applies).
+        if transfersChanged, speed.concerns(capped: !tasks.capped.isEmpty) {
+            effects += speed.share(tasks.limited, now: ctx.now, measure: false)
         }
         return armed(consume effects)
     }

@@ -11,6 +11,8 @@ public enum AgentEffect: Sendable, Equatable {
     case continueBody(Int64, TaskMachine.BodyDecision)
     /// Close cached connections: the network they ran over came or went.
     case dropConnections
+    /// Running transfers' speed limits, bytes per second (0: none), by task (`SpeedLimits`).
+    case speedLimits([Int64: Int64])
     /// Verify and move a finished download into place; nil directory: the user's Downloads folder.
     /// `confined`: a sandboxed app's, whose folder is opened along its resolved path with no
     /// link on the way (the app may have swapped one in since it was allowed).

@@ -98,6 +98,9 @@ public enum AgentWake: Hashable, Sendable {
     case prune
     /// The earliest moment a running transfer may have stalled (no byte for its stall time).
     case stall
+    /// Look at what each transfer moved and share the speed limits again (each second while
+    /// a limit applies to something running).
+    case rates
 }
 
 /// A user name and password: an app's answer to a challenge, or what a URL carried (memory

@@ -110,6 +110,7 @@ extension RunningTasks {
                 let watch = StallWatch(lastMoved: ctx.now, limit: Int64(max(1, stall)) * 1_000_000, offset: plan.offset)
                 attach(r, stall: watch)
                 steps.startsTransfer = true
+                steps.transfersChanged = true
                 // One at a time: a list literal appended is copied, and the record with it.
                 steps.effects.append(.wake(.stall, at: ctx.now + watch.limit))
                 steps.effects.append(.startTransfer(r, plan, stallSeconds: stall, credential: nil))
@@ -117,6 +118,7 @@ extension RunningTasks {
             case .stopTransfer:
                 // Not journaled as detached: if the turn cannot commit, the stop never happens.
                 if detach(id) != nil {
+                    steps.transfersChanged = true
                     steps.effects.append(.stopTransfer(id))
                     steps.effects.append(Self.launcherWake(ctx.now))
                     steps.effects.append(.wake(.schedule, at: nil))

@@ -109,6 +109,7 @@ extension RunningTasks {
                     "task \(id): attempt ended: curl \(outcome.curlCode) HTTP \(outcome.httpStatus) "
                         + "\(outcome.rejection ?? outcome.curlMessage)"))
         }
+        steps.transfersChanged = true
         return steps
     }
 
@@ -125,6 +126,7 @@ extension RunningTasks {
                     spaceRecheck: settings.spaceRecheck)
             }) ?? TaskSteps()
         steps.effects.append(.wake(.schedule, at: nil))
+        steps.transfersChanged = true
         return steps
     }
 

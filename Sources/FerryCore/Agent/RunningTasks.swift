@@ -20,12 +20,15 @@ struct RunningTasks: Sendable {
     var journal = TaskJournal()
     /// What live views have not heard of yet (the launcher wake tells them).
     var live = LiveChanges()
+    /// Attached tasks with a speed limit of their own (`SpeedLimits` shares around them).
+    var capped: Set<Int64> = []
 
     init(maxTotal: Int, maxPerHost: Int) { scheduler = Scheduler(maxTotal: maxTotal, maxPerHost: maxPerHost) }
 
     /// A transfer was started for the task: it takes its slots and is watched for a stall.
     mutating func attach(_ r: TaskRecord, stall: StallWatch) {
         attached.insert(r.id)
+        if (r.maxRate ?? 0) > 0 { capped.insert(r.id) }
         scheduler.started(host: r.host, session: r.session)
         stallWatches[r.id] = stall
     }
@@ -35,6 +38,7 @@ struct RunningTasks: Sendable {
     @discardableResult
     mutating func detach(_ id: Int64) -> TaskRecord? {
         stallWatches[id] = nil
+        capped.remove(id)
         guard attached.remove(id) != nil, let r = machines[id]?.record else { return nil }
         scheduler.stopped(host: r.host, session: r.session)
         return r
@@ -45,6 +49,7 @@ struct RunningTasks: Sendable {
         var s = Scheduler(maxTotal: scheduler.maxTotal, maxPerHost: scheduler.maxPerHost)
         for id in attached { if let r = machines[id]?.record { s.started(host: r.host, session: r.session) } }
         scheduler = s
+        capped.formIntersection(attached)
     }
 
     /// A task as callers see it (`shown`), by id.

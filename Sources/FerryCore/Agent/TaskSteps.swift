@@ -26,21 +26,25 @@ struct TaskSteps: Sendable {
     /// Some effect starts a transfer (the router gives it its credentials): the effects are
     /// looked through only then (reading one copies the record it carries).
     var startsTransfer = false
+    /// A transfer was attached or detached (the speed limits are shared again).
+    var transfersChanged = false
 
     /// Appends `rhs`'s; into empty steps by taking them whole (copying an effect would retain
     /// every field of the record it carries).
     static func += (lhs: inout TaskSteps, rhs: consuming TaskSteps) {
         if lhs.effects.isEmpty && lhs.notes.isEmpty {
-            let (state, starts) = (lhs.state, lhs.startsTransfer)
+            let (state, starts, changed) = (lhs.state, lhs.startsTransfer, lhs.transfersChanged)
             lhs = rhs
             if lhs.state == nil { lhs.state = state }
             lhs.startsTransfer = lhs.startsTransfer || starts
+            lhs.transfersChanged = lhs.transfersChanged || changed
             return
         }
         lhs.effects += rhs.effects
         lhs.notes += rhs.notes
         if let s = rhs.state { lhs.state = s }
         lhs.startsTransfer = lhs.startsTransfer || rhs.startsTransfer
+        lhs.transfersChanged = lhs.transfersChanged || rhs.transfersChanged
     }
 }
 
