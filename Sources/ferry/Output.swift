@@ -5,30 +5,39 @@ import Glibc
 
 /// How tasks look on a terminal and in JSON. The JSON keys are a contract for scripts.
 enum Output {
+    /// A task in `list`: the fields `TaskField` lists there, named by their API keys.
     static func json(_ t: TaskInfo) -> [String: JSON] {
-        [
-            "id": JSON(t.id), "session": JSON(t.session), "url": JSON(t.url), "state": JSON(t.state.rawValue),
-            "received": JSON(t.received), "expected": JSON(t.expected), "file": JSON(t.file),
-            "error": JSON(t.error), "reason": JSON(t.reason?.rawValue), "description": JSON(t.description),
-            "attempts": JSON(t.attempts), "created": JSON(t.created / 1_000_000),
-            "updated": JSON(t.updated / 1_000_000),
-            "kind": JSON(t.kind.rawValue), "method": JSON(t.method), "app": JSON(t.app),
-        ]
+        var object: [String: JSON] = [:]
+        for f in TaskField.listed { object[f.name] = jsonValue(f, t) }
+        return object
     }
 
     /// One task in full (`show`, and `download`/`upload` with --json): what the list's rows
-    /// carry and the task's priority and own speed limit.
+    /// carry and the task's priority and own speed limit, and an upload's reply when it has one.
     static func detailJSON(_ t: TaskInfo) -> [String: JSON] {
         var object = json(t)
-        object["priority"] = JSON(t.priority)
-        object["max-rate"] = JSON(t.maxRate)
-        if let status = t.replyStatus {  // an upload the server answered
-            object["reply-status"] = JSON(status)
-            object["reply-file"] = JSON(t.replyFile)
-            object["reply-cut"] = JSON(t.replyCut)
-            object["reply-headers"] = JSON(t.replyHeaders ?? [:])
+        for f in TaskField.shown {
+            switch f.json {
+            case .none, .list: continue
+            case .detail: break
+            case .detailWith(let head):
+                guard TaskField.byKey[head]?.value(t) != .null else { continue }
+            }
+            object[f.name] = jsonValue(f, t)
         }
         return object
+    }
+
+    /// A field's value in the JSON (times in seconds; an absent reply's headers an empty object).
+    static func jsonValue(_ f: TaskField, _ t: TaskInfo) -> JSON {
+        switch f.value(t) {
+        case .null: f.isDictionary ? .object([:]) : .null
+        case .int(let n): .int(f.jsonInSeconds ? n / 1_000_000 : n)
+        case .double(let d): .double(d)
+        case .text(let s): .string(s)
+        case .bool(let b): .bool(b)
+        case .dict(let d): JSON(d)
+        }
     }
 
     /// Prints the JSON array of tasks that come in pages, each page as soon as it is there; the
@@ -38,10 +47,12 @@ enum Output {
         var bytes: [UInt8] = []
         try produce { page in
             bytes.removeAll(keepingCapacity: true)
-            for t in page {
-                bytes.append(contentsOf: (first ? "[\n" : ",\n").utf8)
-                TaskJSON.write(t, indent: 2, to: &bytes)
-                first = false
+            page.withUnsafeBufferPointer { page in  // each task written in place, not copied
+                for i in page.indices {
+                    bytes.append(contentsOf: (first ? "[\n" : ",\n").utf8)
+                    TaskJSON.write(page[i], indent: 2, to: &bytes)
+                    first = false
+                }
             }
             bytes.withUnsafeBufferPointer { _ = fwrite($0.baseAddress, 1, $0.count, stdout) }
         }

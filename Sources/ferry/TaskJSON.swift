@@ -1,4 +1,5 @@
 import FerryBus
+import FerryCore
 
 /// A task as the JSON text `ferry list --json` prints, written directly as UTF-8 bytes: the keys
 /// are fixed and already in sorted order, so the text is exactly what JSONSerialization
@@ -6,47 +7,36 @@ import FerryBus
 /// fraction of the cost (it sorts the keys of every object with ICU collation: 35 s of 56 s for
 /// 100,000 tasks; building Swift Strings piece by piece was most of the rest).
 enum TaskJSON {
-    /// Appends the object, its lines indented by `indent` spaces more than JSONSerialization's.
+    /// Appends the object (`TaskField.listed`), its lines indented by `indent` spaces more than
+    /// JSONSerialization's.
     static func write(_ t: TaskInfo, indent: Int, to out: inout [UInt8]) {
         let pad = [UInt8](repeating: UInt8(ascii: " "), count: indent)
-        var first = true
-        func key(_ name: StaticString) {
-            if !first { out.append(contentsOf: ",\n".utf8) }
-            first = false
-            out += pad
-            out.append(contentsOf: "  \"".utf8)
-            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            out.append(contentsOf: "\" : ".utf8)
-        }
-        func number(_ name: StaticString, _ v: Int64?) {
-            key(name); out.append(contentsOf: (v.map { String($0) } ?? "null").utf8)
-        }
-        func text(_ name: StaticString, _ v: String?) {
-            key(name)
-            if let v { string(v, to: &out) } else { out.append(contentsOf: "null".utf8) }
-        }
         out += pad
         out.append(contentsOf: "{\n".utf8)
-        text("app", t.app)
-        number("attempts", Int64(t.attempts))
-        number("created", t.created / 1_000_000)
-        text("description", t.description)
-        text("error", t.error)
-        number("expected", t.expected)
-        text("file", t.file)
-        number("id", t.id)
-        text("kind", t.kind.rawValue)
-        text("method", t.method)
-        text("reason", t.reason?.rawValue)
-        number("received", t.received)
-        text("session", t.session)
-        text("state", t.state.rawValue)
-        number("updated", t.updated / 1_000_000)
-        text("url", t.url)
+        withUnsafePointer(to: t) { info in
+            for i in places.indices {
+                if i > 0 { out.append(contentsOf: ",\n".utf8) }
+                out += pad
+                out.append(contentsOf: "  \"".utf8)
+                out.append(contentsOf: names[i].utf8)
+                out.append(contentsOf: "\" : ".utf8)
+                switch places[i].read(info) {
+                case .null: out.append(contentsOf: "null".utf8)
+                case .int(let n): out.append(contentsOf: String(inSeconds[i] ? n / 1_000_000 : n).utf8)
+                case .text(let s): string(s, to: &out)
+                default: out.append(contentsOf: Output.jsonValue(TaskField.listed[i], t).text.utf8)  // none now
+                }
+            }
+        }
         out.append(contentsOf: "\n".utf8)
         out += pad
         out.append(UInt8(ascii: "}"))
     }
+
+    /// The listed fields in arrays the loop reads without copying a `TaskField`.
+    private static let places = TaskField.listed.map(\.inInfo)
+    private static let names = TaskField.listed.map(\.name)
+    private static let inSeconds = TaskField.listed.map(\.jsonInSeconds)
 
     /// A JSON string literal, escaped as JSONSerialization escapes (slashes and non-ASCII left
     /// alone: every byte of a multi-byte UTF-8 sequence is ≥ 0x80 and copied as it is).

@@ -1,4 +1,5 @@
 import CSQLite
+import FerryBus
 import Glibc
 
 /// The few parts of SQLite's C API the store uses, in Swift types: a connection, its compiled
@@ -203,6 +204,15 @@ struct SQLiteRow {
     func int(_ i: Int32) -> Int64 { sqlite3_column_int64(statement, i) }
     func optionalInt(_ i: Int32) -> Int64? { sqlite3_column_type(statement, i) == SQLITE_NULL ? nil : int(i) }
     func double(_ i: Int32) -> Double { sqlite3_column_double(statement, i) }
+    /// The column's value as SQLite keeps it: NULL, an integer, a real or text.
+    func value(_ i: Int32) -> FieldValue {
+        switch sqlite3_column_type(statement, i) {
+        case SQLITE_NULL: .null
+        case SQLITE_INTEGER: .int(int(i))
+        case SQLITE_FLOAT: .double(double(i))
+        default: .text(text(i))
+        }
+    }
     func text(_ i: Int32) -> String { optionalText(i) ?? "" }
     func optionalText(_ i: Int32) -> String? {
         guard let p = sqlite3_column_text(statement, i) else { return nil }  // NULL

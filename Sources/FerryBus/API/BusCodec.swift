@@ -120,7 +120,11 @@ extension BusCodec where T == [TaskInfo] {
     public static var rows: Self {
         .init(
             encode: { .array($0.map(\.row), elementType: TaskInfo.rowType) },
-            read: { try $0.array(of: TaskInfo.rowType) { try TaskInfo(row: $0) }.compactMap { $0 } })
+            read: { r in
+                var tasks: [TaskInfo] = []  // appended as read: a compactMap would copy each task again
+                _ = try r.array(of: TaskInfo.rowType) { if let t = try TaskInfo(row: $0) { tasks.append(t) } }
+                return tasks
+            })
     }
 }
 extension BusCodec where T == [FetchedEvent] {
