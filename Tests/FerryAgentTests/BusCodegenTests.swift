@@ -97,4 +97,34 @@ import Testing
         var noInbox = opened.bus; noInbox["inbox"] = nil
         refused({ _ = try OpenedSession(bus: noInbox) }, "the opened session: 'inbox' is missing")
     }
+
+    /// An event's data carries every key the XML lists for its kind, each of its type; one
+    /// without a key, or with a key of another type, is refused by name, and each kind comes
+    /// back as it went.
+    @Test func eventsCarryTheirKeysAndNoDefaults() throws {
+        let events: [SessionEvent] = [
+            .progress(received: 1, expected: nil, written: 1), .sent(sent: 2, expected: 9, written: 2),
+            .challenge(scheme: "Basic", realm: "r", host: "h", previousFailures: 1, proxy: true),
+            .challenge(scheme: "Basic", realm: "r", host: "h", previousFailures: 0, proxy: false),
+            .invalidated(error: "gone"), .resumed(offset: 3, expected: nil), .finished(file: "/f", received: 4),
+            .uploaded(sent: 5, replyFile: "/r", status: 201, cut: true, headers: ["etag": "x"]),
+            .completed(error: nil, errorName: nil, resumable: false),
+        ]
+        for e in events {
+            let read = try SessionEvent(kind: e.kind, data: e.data)
+            #expect(read == e, "\(e.kind)")
+        }
+        func refused(_ kind: String, _ data: [String: Value], _ message: String) {
+            do { _ = try SessionEvent(kind: kind, data: data); Issue.record("read: \(message)") } catch let e as FerryError {
+                #expect(e.message == message)
+            } catch { Issue.record("\(error)") }
+        }
+        var progress = SessionEvent.progress(received: 1, expected: 2, written: 1).data
+        progress["written"] = nil
+        refused("progress", progress, "a progress event: 'written' is missing")
+        var completed = SessionEvent.completed(error: nil, errorName: nil, resumable: true).data
+        completed["resumable"] = .string("yes")
+        refused("completed", completed, "a completed event: 'resumable' must be b, not s")
+        #expect(try SessionEvent(kind: "a-newer-kind", data: [:]) == nil, "a kind this client does not know")
+    }
 }

@@ -37,31 +37,56 @@ extension SessionEvent {
         }
     }
 
-    public init?(kind: String, data d: [String: Value]) {
-        func i(_ k: String) -> Int64 { d[k]?.int64Value ?? 0 }
-        func opt(_ k: String) -> Int64? { d[k]?.int64Value.flatMap { $0 < 0 ? nil : $0 } }
-        func s(_ k: String) -> String? { d[k]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+    /// nil for a kind this client does not know (a newer agent's). Every key the XML lists for
+    /// the kind must be there with its type, or the event is refused naming the key: nothing is
+    /// filled in with a default (`proxy`, sent only when true, is the one key that may be absent).
+    public init?(kind: String, data d: [String: Value]) throws {
+        let f = EventData(values: d, what: "a \(kind) event")
         switch kind {
-        case "progress": self = .progress(received: i("received"), expected: opt("expected"), written: i("written"))
-        case "sent": self = .sent(sent: i("sent"), expected: opt("expected"), written: i("written"))
+        case "progress":
+            self = .progress(
+                received: try f.int("received"), expected: try f.size("expected"), written: try f.int("written"))
+        case "sent":
+            self = .sent(sent: try f.int("sent"), expected: try f.size("expected"), written: try f.int("written"))
         case "challenge":
             self = .challenge(
-                scheme: d["scheme"]?.stringValue ?? "", realm: d["realm"]?.stringValue ?? "",
-                host: d["host"]?.stringValue ?? "", previousFailures: Int(i("previous-failures")),
-                proxy: d["proxy"]?.boolValue ?? false)
-        case "invalidated": self = .invalidated(error: s("error"))
-        case "resumed": self = .resumed(offset: i("offset"), expected: opt("expected"))
+                scheme: try f.string("scheme"), realm: try f.string("realm"), host: try f.string("host"),
+                previousFailures: Int(try f.value("previous-failures", "u").int64Value!),
+                proxy: d["proxy"] == nil ? false : try f.bool("proxy"))
+        case "invalidated": self = .invalidated(error: try f.text("error"))
+        case "resumed": self = .resumed(offset: try f.int("offset"), expected: try f.size("expected"))
         case "finished" where d["reply-file"] != nil:
             self = .uploaded(
-                sent: i("received"), replyFile: s("reply-file") ?? "", status: Int(i("status")),
-                cut: d["reply-cut"]?.boolValue ?? false, headers: d["reply-headers"]?.stringDictValue)
-        case "finished": self = .finished(file: s("file") ?? "", received: i("received"))
+                sent: try f.int("received"), replyFile: try f.string("reply-file"), status: Int(try f.int("status")),
+                cut: try f.bool("reply-cut"), headers: try f.value("reply-headers", "a{ss}").stringDictValue)
+        case "finished": self = .finished(file: try f.string("file"), received: try f.int("received"))
         case "completed":
             self = .completed(
-                error: s("error"), errorName: s("error-name"), resumable: d["resumable"]?.boolValue ?? false)
+                error: try f.text("error"), errorName: try f.text("error-name"), resumable: try f.bool("resumable"))
         default: return nil
         }
     }
+}
+
+/// An event's data read by key, each of the type the XML gives it.
+private struct EventData {
+    let values: [String: Value]
+    let what: String
+
+    func value(_ key: String, _ signature: String) throws -> Value {
+        guard let v = values[key] else { throw FerryError(.invalidArgument, "\(what): '\(key)' is missing") }
+        guard v.typeString == signature else {
+            throw FerryError(.invalidArgument, "\(what): '\(key)' must be \(signature), not \(v.typeString)")
+        }
+        return v
+    }
+    func int(_ key: String) throws -> Int64 { try value(key, "x").int64Value! }
+    /// -1: not known.
+    func size(_ key: String) throws -> Int64? { let n = try int(key); return n < 0 ? nil : n }
+    func string(_ key: String) throws -> String { try value(key, "s").stringValue! }
+    /// Empty: none.
+    func text(_ key: String) throws -> String? { let s = try string(key); return s.isEmpty ? nil : s }
+    func bool(_ key: String) throws -> Bool { try value(key, "b").boolValue! }
 }
 
 /// One FetchEvents entry: (seq, kind, task, data); a resumable completion carries its resume data.
@@ -85,7 +110,7 @@ public struct FetchedEvent: Sendable, Equatable {
     public init?(bus: Value) throws {
         let read: FetchedEvent? = try BusReader.members(of: bus, reading: "an event") { r in
             let seq = try r.uint64(), kind = try r.string(), task = try r.task(), data = try r.dict()
-            guard let event = SessionEvent(kind: kind, data: data) else { return nil }
+            guard let event = try SessionEvent(kind: kind, data: data) else { return nil }
             return FetchedEvent(
                 QueuedEvent(seq: seq, task: task, event: event),
                 resumeData: data[SessionEvent.resumeDataKey]?.bytesValue)
