@@ -38,6 +38,8 @@ public struct TaskMachine: Sendable {
         public var decodesContent = false
         /// The answer to the proxy's 407 (the core fills it in; never stored).
         public var proxyCredential: Credential? = nil
+        /// Bytes curl receives into at once (the core sets it from how many may run).
+        public var receiveBuffer = ReceiveBuffer.largest
     }
 
     public enum Action: Sendable, Equatable {

@@ -2,10 +2,11 @@ import CFerryShim
 import FerryCore
 import Glibc
 
-/// A download's staging file as one attempt writes it. curl hands the body over in 16 kB
-/// pieces; writing each costs a syscall, so they are gathered and written once per socket
-/// wake-up (`flush`), up to 256 kB at a time (few writes per GiB, and little lost if the agent
-/// is killed mid-round: bytes still gathered are fetched again). The disk's free space is
+/// A download's staging file as one attempt writes it. curl hands the body over in pieces;
+/// writing each costs a syscall, so they are gathered and written once per socket wake-up
+/// (`flush`), up to half of curl's receive buffer at a time (256 kB while few transfers may
+/// run: few writes per GiB; little lost if the agent is killed mid-round: bytes still gathered
+/// are fetched again; less, or none, when many may run, as the gathered bytes stay resident). The disk's free space is
 /// measured for the core, which keeps the state disk's reserve (`SpaceReserve`): at the head
 /// (`space`), then every few MiB beyond what was preallocated (`takeMeasuredSpace`). A length
 /// the core let in is preallocated (`preallocate`). A failure is kept (`errno`, `message`) for
@@ -25,12 +26,16 @@ final class StagingWriter {
     private var measured: DiskSpace?
     /// Bytes up to here have their disk blocks claimed (no need to look at free space again).
     private var claimedUpTo: Int64 = 0
-    private let pending = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 64)
+    private let pending: UnsafeMutableRawBufferPointer
     private var pendingCount = 0
 
     /// Opens the staging file at `offset` (from the start: truncated; else cut there, as bytes
-    /// beyond it are stale).
-    init(path: String, offset: Int64) throws {
+    /// beyond it are stale); gathers up to half of `receiveBuffer` (curl's) before writing.
+    init(path: String, offset: Int64, receiveBuffer: Int) throws {
+        // With curl's smallest buffer (many transfers may run, each slowly) a piece is written
+        // as it comes: a round brings one or two, and a gathering buffer would stay resident.
+        let gather = receiveBuffer / 2 < 2 * ReceiveBuffer.smallest ? 0 : receiveBuffer / 2
+        pending = .allocate(byteCount: gather, alignment: 64)
         // From the start: O_TRUNC (no ftruncate, which costs a journal entry even on an empty file).
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (offset == 0 ? O_TRUNC : 0), 0o600)
         guard fd >= 0 else {

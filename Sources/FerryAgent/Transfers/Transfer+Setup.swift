@@ -19,7 +19,7 @@ extension Transfer {
         ferry_easy_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         ferry_easy_setopt_long(easy, CURLOPT_FAILONERROR, 1)
         ferry_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, settings.bufferSize)
+        ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, plan.receiveBuffer)
         ferry_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, settings.connectTimeoutSeconds)
         ferry_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         // HTTP/2 where the server offers it (ALPN, so https only): a transfer waits for a

@@ -66,7 +66,7 @@ final class Transfer {
             staging = nil
         } else {
             // The disk's space is the core's to judge, at the head (before a body byte is written).
-            staging = try StagingWriter(path: stagingPath, offset: plan.offset)
+            staging = try StagingWriter(path: stagingPath, offset: plan.offset, receiveBuffer: plan.receiveBuffer)
             upload = UploadBody(source: nil, sent: 0)
             reply = nil
         }

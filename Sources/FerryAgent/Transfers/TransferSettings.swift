@@ -4,7 +4,6 @@ import FerryCore
 public struct TransferSettings: Sendable {
     public var connectTimeoutSeconds: Int = 30
     public var maxRedirects: Int = 10
-    public var bufferSize: Int = 512 * 1024
     public var caInfo: String? = nil
     public init() {}
 }
