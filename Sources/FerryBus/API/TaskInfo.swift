@@ -17,13 +17,15 @@ public struct TaskInfo: Sendable, Equatable {
         self.app = app
     }
 
-    public subscript<T>(dynamicMember path: WritableKeyPath<TaskRecord, T>) -> T {
+    /// Inlinable: a client's `info.state` then compiles to the field's access, not a key path
+    /// applied at run time.
+    @inlinable public subscript<T>(dynamicMember path: WritableKeyPath<TaskRecord, T>) -> T {
         get { record[keyPath: path] }
         set { record[keyPath: path] = newValue }
     }
 
     /// GET or PUT when the task did not name one.
-    public var method: String {
+    @inlinable public var method: String {
         get { record.effectiveMethod }
         set { record.method = newValue }
     }
