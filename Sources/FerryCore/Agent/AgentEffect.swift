@@ -2,10 +2,10 @@
 /// wakes are armed at once; everything else waits until the turn committed (and is dropped if
 /// it cannot commit), in the order given.
 public enum AgentEffect: Sendable, Equatable {
-    case reply(AgentReply)
-    case store(StoreWrite)
+    indirect case reply(AgentReply)
+    indirect case store(StoreWrite)
     case wake(AgentWake, at: Int64?)
-    case startTransfer(TaskRecord, TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?)
+    indirect case startTransfer(TaskRecord, TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?)
     case stopTransfer(Int64)
     /// What to do with a response's body (the transfer waits, paused, for this).
     case continueBody(Int64, TaskMachine.BodyDecision)
@@ -16,7 +16,7 @@ public enum AgentEffect: Sendable, Equatable {
     /// Verify and move a finished download into place; nil directory: the user's Downloads folder.
     /// `confined`: a sandboxed app's, whose folder is opened along its resolved path with no
     /// link on the way (the app may have swapped one in since it was allowed).
-    case finalize(TaskRecord, defaultDirectory: String?, confined: Bool)
+    indirect case finalize(TaskRecord, defaultDirectory: String?, confined: Bool)
     /// Remove a task's kept partial or quarantined bytes (never a delivered file).
     case discardBytes(Int64)
     case quarantine(Int64)
@@ -26,10 +26,10 @@ public enum AgentEffect: Sendable, Equatable {
     /// opened with no link on the way (the app may have swapped one in).
     case removeFiles([String], confined: Bool)
     /// Keep a credential in the user's keyring (the Secret Service), replacing one under that key.
-    case keepCredential(CredentialKey, Credential)
+    indirect case keepCredential(CredentialKey, Credential)
     /// Ask the keyring for the first of these it has; the answer comes as `credentialFound`.
     case findCredential(task: Int64, [CredentialKey])
-    case forgetCredential(CredentialKey)
+    indirect case forgetCredential(CredentialKey)
     /// An invalidated session's cookies go: its cookie file and what the agent holds of it.
     case forgetCookies(String)
     /// The signals. `app`: the sandboxed app the tasks or session belong to (only it and the

@@ -2,18 +2,18 @@
 public enum AgentInput: Sendable {
     /// The agent started: what the store holds besides tasks.
     case started(AgentStartState)
-    case request(AgentRequest)
+    indirect case request(AgentRequest)
     /// A response's headers arrived and its body began (read after curl returned).
-    case responseBegan(task: Int64, ResponseHead)
+    indirect case responseBegan(task: Int64, ResponseHead)
     case progressed(task: Int64, received: Int64)
     /// A download of no announced length wrote a few more MiB: the state disk's free space now.
     case stagingSpace(task: Int64, received: Int64, DiskSpace)
     /// A plain upload's server named its upload resource in a 104 interim answer (IETF draft).
     case uploadResourceAnnounced(task: Int64, location: String)
     /// An attempt ended; `received` counts the bytes on disk.
-    case transferEnded(task: Int64, received: Int64, TransferOutcome)
+    indirect case transferEnded(task: Int64, received: Int64, TransferOutcome)
     /// The shell could not even begin the attempt (the staging file, its disk space).
-    case transferCouldNotStart(task: Int64, TransferOutcome)
+    indirect case transferCouldNotStart(task: Int64, TransferOutcome)
     case finalized(task: Int64, FinalizeResult)
     /// Something the core asked to be woken for (`AgentEffect.wake`).
     case wake(AgentWake)
@@ -29,7 +29,7 @@ public enum AgentInput: Sendable {
     /// The user clicked a popup; `appSession`: one of a sandboxed app's, which is started.
     case popupActivated(appSession: String?)
     /// The user changed the agent's settings while it runs.
-    case settingsChanged(AgentCore.Settings)
+    indirect case settingsChanged(AgentCore.Settings)
     /// The keyring's answer to `findCredential` (nil: it had none, or could not be asked).
     case credentialFound(task: Int64, Credential?)
     /// The agent stops: running transfers were detached with these bytes on disk. Their tasks
