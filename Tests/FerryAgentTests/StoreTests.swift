@@ -1,3 +1,4 @@
+import CSQLite
 import FerryCore
 import Foundation
 import Testing
@@ -238,6 +239,18 @@ extension StoreTests {
             return .take
         }.map(\.id)
         #expect(picked == [1, 4, 10, 16])
+    }
+}
+
+extension StoreTests {
+    /// SQLite counts no memory: with the statistics on it takes a process-wide mutex around
+    /// every allocation, dozens an UPDATE of a task (set before the process's first connection).
+    @Test func sqliteKeepsNoMemoryStatistics() throws {
+        let folder = try StoreFolder()
+        let store = try folder.open()
+        try store.batch { try store.apply(.insert([TaskRecord(id: 1, session: "s", url: "http://a/f", host: "a")]), now: 1) }
+        #expect(try store.task(1) != nil)
+        #expect(sqlite3_memory_used() == 0, "SQLite's memory statistics are on")
     }
 }
 

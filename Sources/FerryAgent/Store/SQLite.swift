@@ -9,8 +9,14 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
 
+    /// Before the first connection: no global memory statistics, so no process-wide mutex
+    /// around each of SQLite's allocations (an UPDATE of a task makes dozens; only this thread
+    /// uses SQLite). Too late once SQLite is initialized: then it changes nothing.
+    private static let configured: Void = { _ = ferry_sqlite_without_memory_statistics() }()
+
     /// Opens (creating) the database at `path`; a locked database is retried for `busyMilliseconds`.
     init(path: String, busyMilliseconds: Int32) throws {
+        Self.configured
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let db else {
