@@ -16,6 +16,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def minor_faults(pid):
+    """Minor page faults of a live process so far (fresh pages it touched)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def machine_ticks():
     """(all, idle) CPU ticks of the machine so far, from /proc/stat."""
     with open("/proc/stat") as f:

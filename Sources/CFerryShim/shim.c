@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 #include <pthread.h>
 #include <sys/vfs.h>
+#include <malloc.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 
@@ -126,4 +127,9 @@ CURLSH *ferry_cookie_share_new(void) {
     CURLSH *share = curl_share_init();
     if (share) curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     return share;
+}
+
+void ferry_keep_freed_memory(int heap_up_to, int kept) {
+    mallopt(M_MMAP_THRESHOLD, heap_up_to);
+    mallopt(M_TRIM_THRESHOLD, kept);
 }

@@ -1,5 +1,5 @@
 import os, statistics, subprocess, sys, time
-from ..harness import cpu_seconds, machine_ticks, no_sync_library
+from ..harness import cpu_seconds, machine_ticks, minor_faults, no_sync_library
 
 
 # The smoke run's guard (CI): Ferry's small-file rate over curl's, the median of its three
@@ -45,6 +45,7 @@ def run(b):
     rate = {k: [] for k in tools}
     conns = {k: [] for k in tools}
     ferry_cpu = {}
+    ferry_faults = {}
     busy = []
     rate_defaults = []
     rate_no_sync = []
@@ -58,12 +59,14 @@ def run(b):
             d = b.fresh_dir("small", root=b.small_root)
             mark = b.log_mark()
             a0 = cpu_seconds(b.agent.pid) if tool.startswith("ferry") else 0
+            f0 = minor_faults(b.agent.pid) if tool.startswith("ferry") else 0
             m0 = machine_ticks()
             t0 = time.monotonic()
             tools[tool](d)
             elapsed = time.monotonic() - t0
             if tool.startswith("ferry"):
                 ferry_cpu.setdefault(tool, []).append((cpu_seconds(b.agent.pid) - a0) / n * 1000)
+                ferry_faults.setdefault(tool, []).append((minor_faults(b.agent.pid) - f0) / n)
             if tool == "ferry (16 / 16 per host)":
                 m1 = machine_ticks()
                 busy.append(100 * (1 - (m1[1] - m0[1]) / max(1, m1[0] - m0[0])))
@@ -94,6 +97,7 @@ def run(b):
     b.record(f"{n} × 16 KiB, 16 at once", "files/s", rate, better="higher")
     b.record(f"{n} × 16 KiB, TCP connections opened", "connections", conns)
     b.record(f"{n} × 16 KiB, 16 at once, agent CPU per file", "ms", ferry_cpu)
+    b.record(f"{n} × 16 KiB, 16 at once, agent page faults per file", "faults", ferry_faults)
     b.results.append((f"{n} × 16 KiB, Ferry alone", "", {
         "ferry with its defaults, 6 / 2 per host (files/s, per round)": rate_defaults,
         "all CPUs busy while ferry runs at 16 (%, per round)": busy,

@@ -43,6 +43,10 @@ const GVariantType *ferry_variant_type(const char *type_string);
 /// fallocate(FALLOC_FL_KEEP_SIZE): claims disk blocks without changing the file's size.
 int ferry_preallocate(int fd, int64_t offset, int64_t length);
 
+/// mallopt(3) (<malloc.h> is not in Swift's Glibc module): allocations up to `heap_up_to` bytes
+/// come from the heap, and up to `kept` bytes freed at its top stay with the process.
+void ferry_keep_freed_memory(int heap_up_to, int kept);
+
 /* Names the calling thread (pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc lacks). */
 void ferry_name_thread(const char *name);
 
