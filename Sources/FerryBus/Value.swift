@@ -102,53 +102,49 @@ public indirect enum Value: Sendable, Equatable {
         return elementType.withCString { g_variant_new_array(ferry_variant_type($0), &items, gsize(items.count)) }
     }
 
-    /// Reads any GVariant (not consumed). Variants are unwrapped.
+    /// Reads any GVariant (not consumed). Variants are unwrapped. A basic value is told by its
+    /// class (a character): no type string is made for it (a listing reads millions of them).
     public init(_ v: OpaquePointer) {
-        let type = String(cString: g_variant_get_type_string(v))
-        switch type {
-        case "s", "o", "g": self = .string(String(cString: g_variant_get_string(v, nil)))
-        case "b": self = .bool(g_variant_get_boolean(v) != 0)
-        case "i": self = .int32(g_variant_get_int32(v))
-        case "u": self = .uint32(g_variant_get_uint32(v))
-        case "x": self = .int64(Int64(g_variant_get_int64(v)))
-        case "t": self = .uint64(UInt64(g_variant_get_uint64(v)))
-        case "n": self = .int32(Int32(g_variant_get_int16(v)))
-        case "q": self = .uint32(UInt32(g_variant_get_uint16(v)))
-        case "y": self = .uint32(UInt32(g_variant_get_byte(v)))
-        case "d": self = .double(g_variant_get_double(v))
-        case "h": self = .handle(g_variant_get_handle(v))
-        case "v":
+        switch g_variant_classify(v) {
+        case G_VARIANT_CLASS_STRING, G_VARIANT_CLASS_OBJECT_PATH, G_VARIANT_CLASS_SIGNATURE:
+            self = .string(String(cString: g_variant_get_string(v, nil)))
+        case G_VARIANT_CLASS_BOOLEAN: self = .bool(g_variant_get_boolean(v) != 0)
+        case G_VARIANT_CLASS_INT32: self = .int32(g_variant_get_int32(v))
+        case G_VARIANT_CLASS_UINT32: self = .uint32(g_variant_get_uint32(v))
+        case G_VARIANT_CLASS_INT64: self = .int64(Int64(g_variant_get_int64(v)))
+        case G_VARIANT_CLASS_UINT64: self = .uint64(UInt64(g_variant_get_uint64(v)))
+        case G_VARIANT_CLASS_INT16: self = .int32(Int32(g_variant_get_int16(v)))
+        case G_VARIANT_CLASS_UINT16: self = .uint32(UInt32(g_variant_get_uint16(v)))
+        case G_VARIANT_CLASS_BYTE: self = .uint32(UInt32(g_variant_get_byte(v)))
+        case G_VARIANT_CLASS_DOUBLE: self = .double(g_variant_get_double(v))
+        case G_VARIANT_CLASS_HANDLE: self = .handle(g_variant_get_handle(v))
+        case G_VARIANT_CLASS_VARIANT:
             let inner = g_variant_get_variant(v)!
             defer { g_variant_unref(inner) }
             self = Value(inner)
-        case "ay":
+        case G_VARIANT_CLASS_TUPLE, G_VARIANT_CLASS_DICT_ENTRY:
+            self = .tuple(Self.children(v))
+        default:
+            self = Self.container(v, type: String(cString: g_variant_get_type_string(v)))
+        }
+    }
+
+    /// An array (or a maybe, read as an empty string) by its type.
+    private static func container(_ v: OpaquePointer, type: String) -> Value {
+        if type == "ay" {
             var n: gsize = 0
             let p = g_variant_get_fixed_array(v, &n, 1)
-            self = .bytes(n == 0 || p == nil ? [] : Array(UnsafeRawBufferPointer(start: p, count: Int(n))))
-        default:
-            let children = Self.children(v)
-            if type.hasPrefix("(") {
-                self = .tuple(children)
-            } else if type == "as" {
-                self = .strings(children.compactMap(\.stringValue))
-            } else if type.hasPrefix("a{s") {
-                var d: [String: Value] = [:]
-                for case .tuple(let kv) in children where kv.count == 2 {
-                    if let k = kv[0].stringValue { d[k] = kv[1] }
-                }
-                if type == "a{ss}" {
-                    self = .stringDict(d.compactMapValues(\.stringValue))
-                } else {
-                    self = .dict(d)
-                }
-            } else if type.hasPrefix("a") {
-                self = .array(children, elementType: String(type.dropFirst()))
-            } else if type.hasPrefix("{") {
-                self = .tuple(children)
-            } else {
-                self = .string("")
-            }
+            return .bytes(n == 0 || p == nil ? [] : Array(UnsafeRawBufferPointer(start: p, count: Int(n))))
         }
+        guard type.hasPrefix("a") else { return .string("") }
+        let children = Self.children(v)
+        if type == "as" { return .strings(children.compactMap(\.stringValue)) }
+        guard type.hasPrefix("a{s") else { return .array(children, elementType: String(type.dropFirst())) }
+        var d: [String: Value] = [:]
+        for case .tuple(let kv) in children where kv.count == 2 {
+            if let k = kv[0].stringValue { d[k] = kv[1] }
+        }
+        return type == "a{ss}" ? .stringDict(d.compactMapValues(\.stringValue)) : .dict(d)
     }
 
     static func children(_ v: OpaquePointer) -> [Value] {
