@@ -254,6 +254,22 @@ extension StoreTests {
     }
 }
 
+extension StoreTests {
+    /// A turn that finishes many downloads sets the badge for each; the store writes it once,
+    /// its last value, as the turn commits (and at once outside a turn).
+    @Test func aTurnWritesTheBadgeOnceWithItsLastValue() throws {
+        let folder = try StoreFolder()
+        let store = try folder.open()
+        func changes() throws -> Int32 { try store.read { sqlite3_total_changes($0.handle) } }
+        let before = try changes()
+        try store.batch { for n in 1...3 { try store.apply(.badge(n), now: 1) } }
+        #expect(try changes() - before == 1, "one row written for the turn")
+        #expect(try store.meta("badge") == "3")
+        try store.apply(.badge(4), now: 2)
+        #expect(try store.meta("badge") == "4")
+    }
+}
+
 /// A folder of its own for a test's store, removed with it.
 final class StoreFolder {
     let path = NSTemporaryDirectory() + "ferry-store-\(UUID().uuidString)"

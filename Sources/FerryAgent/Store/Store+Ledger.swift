@@ -31,7 +31,7 @@ extension Store: AgentLedger {
         case .deleteEvents(let session, let seq): try deleteEvents(session: session, upTo: seq)
         case .saveSession(let id, let config): try saveSession(id, config, now: now)
         case .finishedEvents(let session, let at): try setFinishedEvents(session: session, at: at)
-        case .badge(let n): try setMeta("badge", String(n))
+        case .badge(let n): try setBadge(n)
         }
     }
 }

@@ -77,7 +77,7 @@ extension Store {
         try read { db in try db.cached("SELECT value FROM meta WHERE key = ?").text([key]) }
     }
 
-    /// Cached: the badge is written at every completion.
+    /// Cached: the badge is written by every turn that completes downloads.
     func setMeta(_ key: String, _ value: String) throws {
         try write { db in
             try db.cached(

@@ -23,6 +23,9 @@ final class Store {
     private var batchMustSync = false
     /// Writes made now are a running task's checkpoint.
     private var writingCheckpoint = false
+    /// The badge the open batch set last: written once, as it commits (a batch of finished
+    /// downloads sets it once for each).
+    private var batchBadge: Int?
     /// fdatasync(2) of the write-ahead log after a commit that must be durable.
     let logSync: LogSync
     /// Set by the agent: a commit that must be durable is synced later, on its outbox thread,
@@ -84,9 +87,10 @@ final class Store {
         batchOpen = true
         batchWrote = false
         batchMustSync = false
-        defer { batchOpen = false }
+        defer { batchOpen = false; batchBadge = nil }
         do {
             let result = try body()
+            if let badge = batchBadge { try setMeta("badge", String(badge)) }
             if batchWrote {
                 try db.cached("COMMIT TRANSACTION").run()
                 if batchMustSync {
@@ -105,6 +109,11 @@ final class Store {
             if db.isInsideTransaction { try? db.execute("ROLLBACK TRANSACTION") }
             throw error
         }
+    }
+
+    /// The badge: at once outside a batch, else once for the batch as it commits.
+    func setBadge(_ n: Int) throws {
+        if batchOpen { batchBadge = n } else { try setMeta("badge", String(n)) }
     }
 
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T { try body(db) }
