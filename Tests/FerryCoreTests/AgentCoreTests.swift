@@ -7,12 +7,7 @@ import Testing
     let ok = TransferOutcome(curlCode: 0, httpStatus: 200)
 
     @Test func createdTasksStartWithinTheLimitsWhenTheLoopIsIdle() throws {
-        var settings = AgentCore.Settings(stateDirectory: "/state")
-        settings.maxTotal = 3
-        settings.maxPerHost = 2
-        var d = CoreDriver(settings)
-        try d.start()
-        try d.openSession()
+        var d = try CoreDriver.started(maxTotal: 3, maxPerHost: 2)
         let a = try (0..<3).map { try d.download("http://a/\($0)") }
         let b = try d.download("http://b/x")
         // Nothing starts inside the request: the reply is durable first, then the loop schedules.

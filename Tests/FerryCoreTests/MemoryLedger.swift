@@ -103,6 +103,18 @@ struct CoreDriver {
         self.ledger = ledger
     }
 
+    /// A started core with session "s" open, at most `maxTotal` transfers at once and
+    /// `maxPerHost` to a host.
+    static func started(maxTotal: Int, maxPerHost: Int) throws -> CoreDriver {
+        var settings = AgentCore.Settings(stateDirectory: "/state")
+        settings.maxTotal = maxTotal
+        settings.maxPerHost = maxPerHost
+        var d = CoreDriver(settings)
+        try d.start()
+        try d.openSession()
+        return d
+    }
+
     /// Handles an input, applies its store writes and commits.
     @discardableResult
     mutating func run(_ input: AgentInput, commit: Bool = true) throws -> [AgentEffect] {

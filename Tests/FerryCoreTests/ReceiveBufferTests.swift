@@ -14,12 +14,7 @@ import Testing
     }
 
     @Test func aStartCarriesTheBufferForTheSettingOfTheTime() throws {
-        var settings = AgentCore.Settings(stateDirectory: "/state")
-        settings.maxTotal = 500
-        settings.maxPerHost = 500
-        var d = CoreDriver(settings)
-        try d.start()
-        try d.openSession()
+        var d = try CoreDriver.started(maxTotal: 500, maxPerHost: 500)
         _ = try d.download("http://a/1")
         #expect(try buffers(d.wake(.schedule)) == [16 * 1024])
 

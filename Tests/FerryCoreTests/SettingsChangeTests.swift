@@ -4,12 +4,7 @@ import Testing
 /// The user changes the settings while the agent runs: the core applies them from that turn on.
 @Suite struct SettingsChangeTests {
     @Test func moreTransfersStartQueuedOnesFewerCutNone() throws {
-        var settings = AgentCore.Settings(stateDirectory: "/state")
-        settings.maxTotal = 1
-        settings.maxPerHost = 10
-        var d = CoreDriver(settings)
-        try d.start()
-        try d.openSession()
+        var d = try CoreDriver.started(maxTotal: 1, maxPerHost: 10)
         let ids = try (0..<3).map { try d.download("http://a/\($0)") }
         #expect(try d.wake(.schedule).started == [ids[0]])
 
