@@ -29,6 +29,33 @@ def machine_ticks():
     return sum(t), t[3] + t[4]
 
 
+def process_ticks():
+    """CPU ticks so far of every live process (kernel threads too), summed by name: what the
+    machine's CPU went to between two readings (a process that exited between them is missing;
+    its share is in `machine_ticks` and, for a child, in RUSAGE_CHILDREN)."""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue   # gone meanwhile
+        name = text[text.index("(") + 1:text.rindex(")")].split("/")[0]   # kworker/u8:2 -> kworker
+        fields = text.rsplit(")", 1)[1].split()
+        out[(pid, name)] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def ticks_by_name(before, after):
+    """CPU ticks each name took between two `process_ticks` readings."""
+    spent = {}
+    for key, ticks in after.items():
+        spent[key[1]] = spent.get(key[1], 0) + ticks - before.get(key, 0)
+    return spent
+
+
 def no_sync_library(folder):
     """A preload library that makes fsync(2), fdatasync(2) and syncfs(2) return at once: run
     beside Ferry, it shows what durability costs. Never part of Ferry. None without a C compiler."""

@@ -1,5 +1,5 @@
-import os, statistics, subprocess, sys, time
-from ..harness import cpu_seconds, machine_ticks, minor_faults, no_sync_library
+import os, resource, statistics, subprocess, sys, time
+from ..harness import TICK, cpu_seconds, machine_ticks, minor_faults, no_sync_library, process_ticks, ticks_by_name
 
 
 # The smoke run's guard (CI): Ferry's small-file rate over curl's, the median of its three
@@ -7,6 +7,34 @@ from ..harness import cpu_seconds, machine_ticks, minor_faults, no_sync_library
 # runs on 2026-11-27 (0.18-0.43, see docs/benchmarks.md), so it catches a 2x regression,
 # never a noisy round.
 SMOKE_SMALL_FLOOR = 0.08
+
+def cpu_readings():
+    """The machine's ticks, every process's, this benchmark's and its children's (see `where_cpu_went`)."""
+    return (machine_ticks(), process_ticks(), resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN))
+
+
+def where_cpu_went(ferry, before, after, n):
+    """ms of CPU a file between two `cpu_readings`: all the machine's, then its main parts (for
+    Ferry: the agent, the kernel's threads that write the files and the journal out, the bus,
+    this benchmark as the agent's client; for curl, which exits before the reading: its own from
+    RUSAGE_CHILDREN), and nginx's."""
+    (m0, p0, s0, c0), (m1, p1, s1, c1) = before, after
+    spent = ticks_by_name(p0, p1)
+    per_file = lambda ticks: ticks / TICK / n * 1000
+    rusage_ms = lambda a, b: (b.ru_utime + b.ru_stime - a.ru_utime - a.ru_stime) / n * 1000
+    parts = {"all processes": per_file((m1[0] - m0[0]) - (m1[1] - m0[1]))}
+    if ferry:
+        parts["the agent"] = per_file(spent.get("ferryd", 0))
+        parts["kernel threads (writeback, journal, softirqs)"] = per_file(
+            sum(spent.get(k, 0) for k in ("kworker", "jbd2", "ksoftirqd")))
+        parts["dbus-daemon"] = per_file(spent.get("dbus-daemon", 0))
+        parts["this benchmark (the agent's client)"] = rusage_ms(s0, s1)
+    else:
+        parts["curl"] = rusage_ms(c0, c1)
+    parts["nginx"] = per_file(spent.get("nginx", 0))
+    return parts
+
 
 def run(b):
     n = 300 if b.smoke else 3000
@@ -47,6 +75,7 @@ def run(b):
     ferry_cpu = {}
     ferry_faults = {}
     busy = []
+    machine = {}   # where the machine's CPU went, ms a file, per round (see `split`)
     rate_defaults = []
     rate_no_sync = []
     no_sync = no_sync_library(b.work)
@@ -60,16 +89,20 @@ def run(b):
             mark = b.log_mark()
             a0 = cpu_seconds(b.agent.pid) if tool.startswith("ferry") else 0
             f0 = minor_faults(b.agent.pid) if tool.startswith("ferry") else 0
-            m0 = machine_ticks()
+            split = tool in ("ferry (16 / 16 per host)", "curl --parallel 16")
+            before = cpu_readings() if split else None
             t0 = time.monotonic()
             tools[tool](d)
             elapsed = time.monotonic() - t0
             if tool.startswith("ferry"):
                 ferry_cpu.setdefault(tool, []).append((cpu_seconds(b.agent.pid) - a0) / n * 1000)
                 ferry_faults.setdefault(tool, []).append((minor_faults(b.agent.pid) - f0) / n)
-            if tool == "ferry (16 / 16 per host)":
-                m1 = machine_ticks()
-                busy.append(100 * (1 - (m1[1] - m0[1]) / max(1, m1[0] - m0[0])))
+            if split:
+                after = cpu_readings()
+                if tool.startswith("ferry"):
+                    busy.append(100 * (1 - (after[0][1] - before[0][1]) / max(1, after[0][0] - before[0][0])))
+                for part, ms in where_cpu_went(tool.startswith("ferry"), before, after, n).items():
+                    machine.setdefault(f"{tool.split(' (')[0]}: {part}", []).append(round(ms, 3))
             rate[tool].append(n / elapsed)
             conns[tool].append(b.log_since(mark)[0])
             got = len(os.listdir(d))
@@ -103,3 +136,11 @@ def run(b):
         "all CPUs busy while ferry runs at 16 (%, per round)": busy,
         "ferry at 16 with fsync made a no-op by a preload, what durability costs (files/s, per round)":
             rate_no_sync or ["no C compiler"]}, "see unit"))
+    # What the machine's CPUs allow: at Ferry's CPU a file (all processes), N CPUs busy all the
+    # time finish at most N / that many files a second, whatever the threads do.
+    if machine:
+        ferry_all = machine["ferry: all processes"]
+        machine["ferry: the most files/s this machine's CPUs allow at that CPU a file"] = [
+            round(os.cpu_count() * 1000 / ms) for ms in ferry_all if ms > 0]
+        b.results.append((f"{n} × 16 KiB at 16, the machine's CPU a file (ms, per round; a 10 ms tick is "
+                          f"{10 / n:.3f} ms a file)", "", machine, "see unit"))
