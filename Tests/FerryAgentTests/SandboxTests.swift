@@ -99,6 +99,10 @@ extension Trait where Self == ConditionTrait {
         let listed = try h.ferry("list").stdout.split(separator: "\n")
         #expect(listed.contains { $0.hasPrefix("\(id) ") && $0.hasSuffix("[\(Self.appID)]") } && !listed.contains { $0.hasPrefix("\(hostTask) ") && $0.contains("[") }, "\(listed)")
         #expect(try h.ferry("list", "--json").stdout.contains("\"app\" : \"\(Self.appID)\""))
+        // One ListTasks page with both: each row names its own session's app.
+        let page = try (try h.client().call("ListTasks", [.string(""), .uint64(0), .uint32(0)]).first?.arrayValue ?? [])
+            .map { try TaskInfo(bus: $0.dictValue ?? [:]) }
+        #expect(page.first { $0.id == id }?.app == Self.appID && page.first { $0.id == hostTask }?.app == "", "\(page.map { ($0.id, $0.app) })")
         #expect(try app.call("GetTask", "\(id)").stdout.contains("'state': <'completed'>"))
 
         // Nothing outside the sandbox: no command to run, no host folder, no host file.

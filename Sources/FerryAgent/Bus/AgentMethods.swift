@@ -121,13 +121,19 @@ extension BusService {
 
     /// A task as the caller sees it: a sandboxed app learns no path of the agent's state (the
     /// copy of a file it uploads is the agent's), as GetStatus hides the store's.
-    func info(_ r: TaskRecord, _ c: CallContext) -> TaskInfo {
-        var info = TaskInfo(r, app: agent.app(ofSession: r.session))
+    func info(_ r: TaskRecord, _ c: CallContext, app: String? = nil) -> TaskInfo {
+        var info = TaskInfo(r, app: app ?? agent.app(ofSession: r.session))
         if c.caller != .host, let file = info.uploadFile, agent.state.contains(file) { info.uploadFile = nil }
         return info
     }
     func infos(_ reply: AgentReply, _ c: CallContext) throws -> [TaskInfo] {
-        try reply.expect("tasks") { $0.records }.map { info($0, c) }
+        // Each session's app once a page, not once a row (the look-up reads the core's sessions
+        // through the agent: a copy of the core's references each time).
+        var apps: [String: String] = [:]
+        return try reply.expect("tasks") { $0.records }.map { r in
+            if apps[r.session] == nil { apps[r.session] = agent.app(ofSession: r.session) }
+            return info(r, c, app: apps[r.session])
+        }
     }
 
     func openSession(_ m: Agent1.OpenSession, _ c: CallContext) throws -> OpenedSession {
