@@ -74,6 +74,27 @@ import Testing
         #expect(try d.wake(.launcher).filter { $0 == .launcherChanged }.count == 1)
     }
 
+    @Test func aTurnThatCompletesManyFilesLogsOneLineOnceItCommits() throws {
+        var d = try CoreDriver.started(maxTotal: 6, maxPerHost: 6)
+        let ids = try (0..<6).map { try d.download("http://h/\($0)") }
+        try d.wake(.schedule)
+        for id in ids { try d.run(.transferEnded(task: id, received: 1, ok)) }
+        func infoLines(_ effects: [AgentEffect]) -> [String] {
+            effects.compactMap { if case .log(.info, let line) = $0 { line } else { nil } }
+        }
+        // Two files in a turn: a line each, once the turn commits (not while it is open).
+        let open = try d.run(.finalized(task: ids[0], .saved(path: "/dl/0", cleanup: [])), commit: false)
+        #expect(infoLines(open).isEmpty)
+        let two = try d.run(.finalized(task: ids[1], .saved(path: "/dl/1", cleanup: [])))
+        #expect(infoLines(two) == ["task \(ids[0]): complete: /dl/0", "task \(ids[1]): complete: /dl/1"])
+        // Four in a turn: one line for them.
+        var four: [AgentEffect] = []
+        for (i, id) in ids.enumerated().dropFirst(2) {
+            four += try d.run(.finalized(task: id, .saved(path: "/dl/\(i)", cleanup: [])), commit: i == 5)
+        }
+        #expect(infoLines(four) == ["4 tasks complete, from task \(ids[2]): /dl/2 to task \(ids[5]): /dl/5"])
+    }
+
     @Test func aStartUsesTheRowTheQueueReadNotAnotherRead() throws {
         var d = CoreDriver()
         try d.start()

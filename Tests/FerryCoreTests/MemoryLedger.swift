@@ -115,13 +115,13 @@ struct CoreDriver {
         return d
     }
 
-    /// Handles an input, applies its store writes and commits.
+    /// Handles an input, applies its store writes and commits (what the commit logs comes last).
     @discardableResult
     mutating func run(_ input: AgentInput, commit: Bool = true) throws -> [AgentEffect] {
         now += 1_000
-        let effects = try core.handle(input, now: now, ledger: ledger)
+        var effects = try core.handle(input, now: now, ledger: ledger)
         for case .store(let w) in effects { ledger.apply(w, now: now) }
-        if commit { core.committed() }
+        if commit { effects += core.committed() }
         return effects
     }
 

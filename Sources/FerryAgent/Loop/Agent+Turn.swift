@@ -25,7 +25,7 @@ extension Agent {
                 body()
                 if let failure = open.storeFailure { throw failure }
             }
-            core.committed()
+            for e in core.committed() { open.afterCommit(e) }
         } catch {
             log.error("cannot save the agent's state, undoing the last changes: \(error)")
             open.lastFailure = error

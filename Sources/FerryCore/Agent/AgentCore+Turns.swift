@@ -99,10 +99,15 @@ extension AgentCore {
 
     // MARK: - Turns
 
-    /// The turn's store writes are durable.
-    public mutating func committed() {
+    /// The turn's store writes are durable: the files it completed are logged now (see
+    /// `SavedFile.log`).
+    @discardableResult
+    public mutating func committed() -> [AgentEffect] {
         if turnStart != nil, !tasks.journal.completed.isEmpty { world.mayHaveStaged?.subtract(tasks.journal.completed) }
         turnStart = nil
+        let saved = tasks.journal.saved
+        tasks.journal.saved = []
+        return SavedFile.log(saved)
     }
 
     /// The store refused the turn's writes: memory goes back, as a whole, to its value before

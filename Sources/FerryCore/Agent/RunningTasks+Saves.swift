@@ -25,7 +25,7 @@ extension RunningTasks {
         var out = steps ?? TaskSteps()
         switch (result, out.state) {
         case (.saved(let path, let cleanup), .completed?):
-            out.effects.append(.log(.info, "task \(id): complete: \(path)"))
+            journal.saved.append(SavedFile(task: id, path: path))
             // Once committed, the staging name (and a copy's second name) are no longer needed.
             // The staging name is the agent's; a copy's second name is in the destination folder.
             let (own, inDestination) = (cleanup.filter(state.contains), cleanup.filter { !state.contains($0) })
@@ -116,5 +116,23 @@ extension RunningTasks {
             .log(.info, "the store commits again: \(storeBlocked.count) task(s) continue"),
             .wake(.schedule, at: nil),
         ]
+    }
+}
+
+/// A file a turn completed, for the log.
+struct SavedFile: Sendable {
+    var task: Int64
+    var path: String
+
+    /// A line a file, or one line for a turn that completed more than `eachUpTo`: a bulk download
+    /// finishes thousands of small files a second, and as many lines would cost the agent and the
+    /// journal their time, and reach the journal's rate limit (10,000 in 30 s by default), which
+    /// then drops the agent's warnings too. Every file stays in `ferry list`.
+    static func log(_ saved: [SavedFile], eachUpTo: Int = 3) -> [AgentEffect] {
+        guard saved.count > eachUpTo, let first = saved.first, let last = saved.last else {
+            return saved.map { .log(.info, "task \($0.task): complete: \($0.path)") }
+        }
+        let span = "from task \(first.task): \(first.path) to task \(last.task): \(last.path)"
+        return [.log(.info, "\(saved.count) tasks complete, \(span)")]
     }
 }

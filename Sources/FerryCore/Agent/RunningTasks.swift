@@ -102,6 +102,8 @@ struct TaskJournal: Sendable {
     var detached: Set<Int64> = [], finalized: Set<Int64> = []
     /// Completed in the turn: their staged bytes are gone once it commits (not before).
     var completed: Set<Int64> = []
+    /// The files the turn completed, logged once it commits (`AgentCore.committed`).
+    var saved: [SavedFile] = []
 
     init() { machinesBefore.reserveCapacity(8) }  // a turn touches a few: no regrowing of big values
 }
