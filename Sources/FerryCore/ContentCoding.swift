@@ -39,6 +39,31 @@ public enum ContentCoding {
         return compressedTypes.contains(type)
     }
 
+    /// A decoded answer may grow past `decodedFloor` bytes only while it stays within
+    /// `decodedRatio` times the encoded bytes it came from: text compresses 5 to 20 times, a
+    /// decompression bomb (zeros) about 1,000. Refused by the agent on purpose, whatever
+    /// libcurl would buffer.
+    public static let decodedFloor: Int64 = 8 << 20
+    public static let decodedRatio: Int64 = 100
+
+    /// Whether `decoded` bytes from `encoded` are past the bound; `encoded` is read only when
+    /// the floor is passed (`encoded` is curl's count, so it costs a call).
+    public static func beyondBound(decoded: Int64, encoded: () -> Int64) -> Bool {
+        decoded > decodedFloor && decoded > decodedRatio * max(1, encoded())
+    }
+
+    /// The words for an answer refused by that bound.
+    public static func boundMessage(decoded: Int64, encoded: Int64) -> String {
+        "the server's content-encoded answer decodes to more than \(decodedRatio) times its size (\(decoded) bytes "
+            + "from \(encoded)): refused as a decompression bomb"
+    }
+
+    /// The words for an answer libcurl could not hold decoded (what one read of it became).
+    public static func boundMessage(decodedBeyondBufferOf curlMessage: String) -> String {
+        "the server's content-encoded answer decodes to more than libcurl holds from one read (\(curlMessage)): "
+            + "refused as a decompression bomb"
+    }
+
     /// Whether a request for `record` lets curl decode an encoded answer: not when the task
     /// learnt its file is kept encoded, nor when its name says it is a compressed file.
     public static func decodes(_ record: TaskRecord) -> Bool {

@@ -55,12 +55,18 @@ extension HeaderField {
         ["authorization", "cookie", "proxy-authorization"].contains(name.lowercased())
     }
 
-    /// An app's headers for a request to `url`: those that carry a credential only when `url`
-    /// is on the task's origin (`taskURL`).
+    /// An app's headers for a request to `url`: all of them on the task's origin (`taskURL`);
+    /// on any other origin (an upload resource a server named) only the resumable protocols'
+    /// own fields, never one the app set: an app's credential may hide in any name
+    /// (`X-Api-Key`, `Private-Token`…), so no list of credential names can be complete.
     public static func forRequest(_ headers: [String: String], to url: String, taskURL: String) -> [String: String] {
-        guard url != taskURL, !Origin.same(url, taskURL), headers.keys.contains(where: isCredential) else {
-            return headers
-        }
-        return headers.filter { !isCredential($0.key) }
+        guard url != taskURL, !Origin.same(url, taskURL) else { return headers }
+        return headers.filter { isProtocolField($0.key) }
+    }
+
+    /// tus's and the IETF draft's fields, and the body's type and length.
+    public static func isProtocolField(_ name: String) -> Bool {
+        let n = name.lowercased()
+        return n == "tus-resumable" || n.hasPrefix("upload-") || n == "content-type" || n == "content-length"
     }
 }

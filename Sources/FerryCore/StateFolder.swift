@@ -31,7 +31,33 @@ public struct StateFolder: Sendable, Equatable {
     public func inbox(_ session: String) -> String { inboxes + Self.inboxName(session) }
     /// A session's cookies (Netscape cookie file, curl's format), when it keeps them.
     public var cookieJars: String { path + "/cookies/" }
-    public func cookieJar(_ session: String) -> String { cookieJars + Self.inboxName(session) + ".txt" }
+    /// A session key's own jar: the key escaped so that no two keys share a file (`a/b` and
+    /// `a_b` of two apps must not), cut into folders of at most 200 bytes (a key may be longer
+    /// than a file name may). Keys of letters, digits, `.`, `_` and `-` keep their old file.
+    public func cookieJar(_ session: String) -> String {
+        var escaped = ""
+        for (i, byte) in session.utf8.enumerated() {
+            let plain =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || (byte == UInt8(ascii: ".") && i > 0)
+            if plain {
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                escaped +=
+                    "%" + String(byte >> 4, radix: 16, uppercase: true)
+                    + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        if escaped.isEmpty { escaped = "%" }
+        var parts: [Substring] = []
+        var rest = Substring(escaped)
+        while rest.utf8.count > 200 {
+            parts.append(rest.prefix(200))
+            rest = rest.dropFirst(200)
+        }
+        parts.append(rest)
+        return cookieJars + parts.joined(separator: "/") + ".txt"
+    }
 
     /// A sandboxed app's inbox is inside its own folder, where it can read what it is handed.
     public static func appInbox(appHome: String, session: String) -> String {

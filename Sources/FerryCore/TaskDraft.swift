@@ -104,11 +104,7 @@ public enum TaskDraft {
             r.description = d
         }
         if let h = o.headers {
-            for (k, value) in h {
-                guard HeaderField.isValidName(k), HeaderField.isValidValue(value) else {
-                    throw FerryError(.invalidArgument, "invalid header '\(k.prefix(64))'")
-                }
-            }
+            try HeaderField.checkFields(h)
             r.headers = h
         }
         if o.paused == true {

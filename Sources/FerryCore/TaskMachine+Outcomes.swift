@@ -43,6 +43,14 @@ extension TaskMachine {
                 .emit(.challenge(scheme: scheme, realm: realm, host: host, previousFailures: failures, proxy: true)),
             ]
         }
+        if outcome.curlCode == 1, record.kind == .upload, Self.downgrades(record.url, to: "http:") {
+            // CURLE_UNSUPPORTED_PROTOCOL: its redirects may go to https only (httpsRedirectsOnly).
+            return fail(
+                name: "UnsupportedScheme",
+                message: "the server redirected this https upload to another scheme: refused, the file would travel "
+                    + "unencrypted (\(outcome.curlMessage))",
+                resumable: false, now: now)
+        }
         switch FailureClassifier.classify(outcome) {
         case .success:
             if let expected = record.expected, record.received != expected {

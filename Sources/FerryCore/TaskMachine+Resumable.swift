@@ -89,8 +89,8 @@ extension TaskMachine {
         } else {
             headers["Tus-Resumable"] = ResumableProtocol.tusVersion
         }
-        // An upload resource on another origin gets the bytes (as a 307 would), never the
-        // app's credential headers.
+        // An upload resource on another origin gets the bytes (as a 307 would) with the
+        // protocol's fields, never a field the app set.
         var p = TransferPlan(
             url: url, offset: 0, ifRange: nil, headers: HeaderField.forRequest(headers, to: url, taskURL: record.url))
         p.upload = step
@@ -109,7 +109,8 @@ extension TaskMachine {
     /// plain request under `upgrade` was sending: from now on the task resumes there.
     mutating func resourceAnnounced(_ location: String) -> [Action] {
         guard record.state == .running, uploadStep == nil, record.resumable == .upgrade,
-            let url = URL(string: location, relativeTo: URL(string: record.url))
+            let url = URL(string: location, relativeTo: URL(string: record.url)),
+            !Self.downgrades(record.url, to: url.absoluteString)  // the plain request goes on over https
         else { return [] }
         record.resumable = .ietf
         record.uploadURL = url.absoluteString
@@ -144,6 +145,15 @@ extension TaskMachine {
                 return fail(
                     name: "Failed",
                     message: "the server made no upload resource (no Location in its \(outcome.httpStatus) answer)",
+                    resumable: false, now: now)
+            }
+            if Self.downgrades(record.url, to: url.absoluteString) {
+                let origin = Origin(url.absoluteString)?.description ?? "http"
+                return fail(
+                    name: "UnsupportedScheme",
+                    message:
+                        "the server named an upload resource on plain http (\(origin)) for an https upload: refused, "
+                        + "the file would travel unencrypted",
                     resumable: false, now: now)
             }
             record.uploadURL = url.absoluteString
@@ -191,6 +201,12 @@ extension TaskMachine {
             }
             return send(from: reached, now: now)
         }
+    }
+
+    /// Whether a request of a task at `taskURL` to `url` would be less protected: https to
+    /// anything else.
+    static func downgrades(_ taskURL: String, to url: String) -> Bool {
+        taskURL.lowercased().hasPrefix("https:") && !url.lowercased().hasPrefix("https:")
     }
 
     /// What an OPTIONS answer says the server speaks.

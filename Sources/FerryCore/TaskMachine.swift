@@ -40,6 +40,8 @@ public struct TaskMachine: Sendable {
         public var proxyCredential: Credential? = nil
         /// Bytes curl receives into at once (the core sets it from how many may run).
         public var receiveBuffer = ReceiveBuffer.largest
+        /// Redirects only to https (an https upload's file never goes out in clear text).
+        public var httpsRedirectsOnly = false
     }
 
     public enum Action: Sendable, Equatable {

@@ -19,6 +19,10 @@ public struct TransferOutcome: Sendable, Equatable {
     public var effectiveURL: String?
     /// Why the shell refused the response's body (a byte range other than the one asked for).
     public var rejection: String?
+    /// Why the body was refused for good (decoded past `ContentCoding`'s bound).
+    public var refusedBody: String?
+    /// curl was decoding the answer (it came content-encoded).
+    public var decodedAnswer = false
     /// The agent stopped the attempt after this many seconds without a byte (its stall watch;
     /// curl's own speed check is off).
     public var stalledSeconds: Int64?
@@ -26,8 +30,14 @@ public struct TransferOutcome: Sendable, Equatable {
     public var proxy: String?
     /// The proxy's answer to CONNECT (0: no tunnel asked for, or no answer).
     public var proxyConnectStatus: Int = 0
-    /// The proxy answered 407 (to CONNECT, or to a plain request through it).
-    public var asksProxyCredentials: Bool { proxy != nil && (proxyConnectStatus == 407 || httpStatus == 407) }
+    /// The request went inside a tunnel through the proxy (CONNECT for https, or SOCKS): its
+    /// answer is the server's, and only the CONNECT answer is the proxy's.
+    public var proxyTunneled = false
+    /// The proxy answered 407: to CONNECT, or to a plain request it carried. A 407 from inside
+    /// a tunnel is the server's (a server can say anything, "Corporate proxy" included).
+    public var asksProxyCredentials: Bool {
+        proxy != nil && (proxyConnectStatus == 407 || (httpStatus == 407 && !proxyTunneled))
+    }
     /// An upload's reply was longer than `TaskRecord.replyLimit`: the rest was dropped.
     public var replyCut = false
     /// An upload's reply: its header fields (see `TaskRecord.replyHeaders`).
@@ -108,6 +118,12 @@ public enum FailureClassifier {
             return .permanent(
                 name: "Failed", message: o.localMessage ?? "cannot write the download: \(describeErrno(e))")
         }
+        if let why = o.refusedBody { return .permanent(name: "Failed", message: why) }
+        if o.curlCode == 27, o.decodedAnswer {
+            // CURLE_OUT_OF_MEMORY: libcurl decoded more from one read than it holds while the
+            // transfer waits for the core's decision on the body (64 MiB in libcurl 7.88).
+            return .permanent(name: "Failed", message: ContentCoding.boundMessage(decodedBeyondBufferOf: o.curlMessage))
+        }
         if let why = o.rejection { return .rangeRejected(why) }
         if let p = o.proxy, let why = proxyFailure(o, p) { return .proxy(why) }
         if o.curlCode == 0 {
@@ -144,7 +160,7 @@ public enum FailureClassifier {
         case 97: return "the proxy \(p) failed\(detail)"  // CURLE_PROXY: a SOCKS or HTTPS-proxy handshake
         default: break
         }
-        if o.proxyConnectStatus == 407 || o.httpStatus == 407 {
+        if o.asksProxyCredentials {
             return "the proxy \(p) wants credentials it was not given or refused them (HTTP 407)"
         }
         if o.proxyConnectStatus >= 300 { return "the proxy \(p) refused the tunnel (HTTP \(o.proxyConnectStatus))" }

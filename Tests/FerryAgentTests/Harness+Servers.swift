@@ -93,7 +93,8 @@ extension Harness {
     /// nginx (optionally with TLS, using a fresh self-signed certificate for 127.0.0.1); returns the cert path.
     @discardableResult
     /// `http2`: with TLS, also HTTP/2 (ALPN), as most HTTPS servers offer it.
-    func startNginx(tls: Bool = false, http2: Bool = false) throws -> String {
+    /// `locations`: more of the server block (a test's own `location`s).
+    func startNginx(tls: Bool = false, http2: Bool = false, locations: String = "") throws -> String {
         nginxPort = try Self.freePort()
         let cert = root + "/nginx/cert.pem", key = root + "/nginx/key.pem"
         if tls {
@@ -128,6 +129,7 @@ extension Harness {
                 # Files labelled as gzip-encoded (Apache's AddEncoding does it to .gz files).
                 location /labelled/ { add_header Content-Encoding gzip; }
                 location /typed/ { types { } default_type application/gzip; add_header Content-Encoding gzip; }
+                \(locations)
             }
         }
         """.write(toFile: conf, atomically: true, encoding: .utf8)
@@ -173,7 +175,7 @@ extension Harness {
         var path: String; var query: String; var range: String?; var if_range: String?
         var status: Int; var sent: Int; var start: Double; var end: Double?; var held: Int?
         var method: String?; var received: Int?; var offset: Int?
-        var host: String?; var authorization: String?; var cookie: String?
+        var host: String?; var authorization: String?; var cookie: String?; var apikey: String?
         var rangeStart: Int? { range.flatMap { Int($0.dropFirst("bytes=".count).split(separator: "-").first ?? "") } }
     }
 

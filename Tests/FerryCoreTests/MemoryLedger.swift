@@ -27,12 +27,13 @@ final class MemoryLedger: AgentLedger {
     }
     func nextQueued(limit: Int, excludingHosts: Set<String>, excludingIDs: Set<Int64>,
                     take: (TaskRecord) -> QueuePick) throws -> [TaskRecord] {
-        var out: [TaskRecord] = [], skip = excludingHosts
-        for r in tasks.values.sorted(by: { ($1.priority, $0.id) < ($0.priority, $1.id) }) where r.state == .queued && !excludingIDs.contains(r.id) && !skip.contains(r.host) {
+        var out: [TaskRecord] = [], skip = excludingHosts, skipSessions: Set<String> = []
+        for r in tasks.values.sorted(by: { ($1.priority, $0.id) < ($0.priority, $1.id) }) where r.state == .queued && !excludingIDs.contains(r.id) && !skip.contains(r.host) && !skipSessions.contains(r.session) {
             switch take(r) {
             case .take: out.append(r)
             case .skipTask: continue
             case .skipHost: skip.insert(r.host)
+            case .skipSession: skipSessions.insert(r.session)
             }
             if out.count == limit { break }
         }

@@ -22,4 +22,20 @@ import Testing
             #expect(app.hasPrefix("/h/.var/app/A/data/ferry/inbox/") && !app.contains("/.."), "\(id) → \(app)")
         }
     }
+
+    /// A session key names one jar of its own (issue 54, item 4): no two keys share one, none
+    /// leaves the jars' folder, and a plain key keeps the file it always had.
+    @Test func eachSessionKeyHasItsOwnCookieJar() {
+        let s = StateFolder("/st")
+        let long = String(repeating: "x/", count: 200)
+        let keys = ["org.example.Nest.Child.sync/jobs", "org.example.Nest.Child.sync_jobs", "a%2Fb", "a/b", "a b [app]",
+                    "..", ".", "../x", "é", "%C3%A9", "", long, long + "y"]
+        let jars = keys.map(s.cookieJar)
+        #expect(Set(jars).count == keys.count, "\(jars)")
+        for jar in jars {
+            #expect(jar.hasPrefix(s.cookieJars) && !jar.contains("/..") && !jar.contains("/./"), "\(jar)")
+            #expect(jar.dropFirst(s.cookieJars.count).split(separator: "/").allSatisfy { $0.utf8.count <= 204 }, "\(jar)")
+        }
+        #expect(s.cookieJar("dev.ferry.test.Jar") == "/st/cookies/dev.ferry.test.Jar.txt")
+    }
 }

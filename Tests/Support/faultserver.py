@@ -30,8 +30,8 @@ upload is written to ROOT/uploads/tus-ID. Each request is logged with method and
 /ietf/: the IETF draft Resumable Uploads for HTTP, likewise (see ietf_upload.py).
 
 GET /_log answers a JSON list of every request served: path, query, range, if_range, status,
-sent (body bytes), start/end (time.monotonic()), and the request's host, authorization and
-cookie headers. Prints the chosen port on stdout."""
+sent (body bytes), start/end (time.monotonic()), and the request's host, authorization,
+cookie and X-Api-Key (as apikey) headers. Prints the chosen port on stdout."""
 import argparse, base64, json, os, sys, threading, time, hashlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
@@ -55,6 +55,7 @@ class Handler(TusUpload, IETFUpload, BaseHTTPRequestHandler):
     def record(self, entry):
         for key in ("host", "authorization", "cookie"):
             entry[key] = self.headers.get(key)
+        entry["apikey"] = self.headers.get("X-Api-Key")  # an app's own credential field
         with LOG_LOCK:
             LOG.append(entry)
 

@@ -19,8 +19,14 @@ enum SandboxPaths {
             return .createTasks(session: session, try drafts.map { try resolved($0, app) })
         case .createFromResumeData(let session, let data, let draft, let given):
             return .createFromResumeData(session: session, data, try resolved(draft, app), destinationGiven: given)
-        default:
+        // Every other request carries no path, each named: a new one must be sorted here, or the
+        // agent does not build (no `default`).
+        case .listTasks, .listSection, .getTask, .pause, .resume, .cancel, .cancelProducingResumeData,
+            .answerChallenge, .finishedHandlingEvents, .invalidateSession, .getSession, .fetchEvents,
+            .acknowledgeEvents, .resetBadge, .removeTasks, .clearFinished, .pauseAll, .resumeAll, .status:
             return request
+        case .sandboxed:
+            throw FerryError(.accessDenied, "nested sandbox request")
         }
     }
 

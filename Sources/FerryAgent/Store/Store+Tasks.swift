@@ -125,7 +125,7 @@ extension Store {
             }
             guard try othersQueued(excludingHosts) else { return [] }
             var out: [TaskRecord] = []
-            var skipHosts = excludingHosts
+            var skipHosts = excludingHosts, skipSessions: Set<String> = []
             // One priority level at a time, highest first, each oldest first: both reads seek in
             // the queued tasks' index (an ORDER BY over both made SQLite sort the whole queue).
             func level(below p: Double) throws -> Double? {
@@ -141,8 +141,10 @@ extension Store {
             // doubling while rows are skipped.
             var page = min(256, limit + 8)
             while out.count < limit, let p = priority {
-                let placeholders = skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))"
-                let args: [any SQLiteValue] = [p, after] + Array(skipHosts) + [page]
+                let placeholders =
+                    (skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))")
+                    + (skipSessions.isEmpty ? "" : " AND session NOT IN (\(Self.placeholders(skipSessions.count)))")
+                let args: [any SQLiteValue] = [p, after] + Array(skipHosts) + Array(skipSessions) + [page]
                 queuePagesRead += 1
                 let rows = try Self.records(
                     db.cached(
@@ -158,11 +160,14 @@ extension Store {
                 }
                 let skippedBefore = skipHosts.count
                 for r in rows {
-                    if excludingIDs.contains(r.id) || skipHosts.contains(r.host) { continue }
+                    if excludingIDs.contains(r.id) || skipHosts.contains(r.host) || skipSessions.contains(r.session) {
+                        continue
+                    }
                     switch take(r) {
                     case .take: out.append(r)
                     case .skipTask: continue
                     case .skipHost: skipHosts.insert(r.host)
+                    case .skipSession: skipSessions.insert(r.session)
                     }
                     if out.count == limit { break }
                 }

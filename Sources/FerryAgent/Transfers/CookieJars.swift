@@ -23,6 +23,12 @@ final class CookieJars {
         guard let jar = waiting.removeValue(forKey: id) else { return }
         if shares[jar] == nil {
             mkdir(folder, 0o700)
+            // A long session key's jar lies in folders of its own (StateFolder.cookieJar).
+            var inner = folder
+            for part in jar.dropFirst(folder.count).split(separator: "/").dropLast() {
+                inner += part + "/"
+                mkdir(inner, 0o700)
+            }
             shares[jar] = ferry_cookie_share_new()
         }
         guard let share = shares[jar] else { return }

@@ -11,6 +11,8 @@ extension Transfer {
             localErrno: localErrno, localMessage: localMessage, bytesThisAttempt: bytesThisAttempt,
             authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
         (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
+        outcome.refusedBody = decodedBeyondBound
+        outcome.decodedAnswer = decodes && ContentCoding.isEncoded(header("Content-Encoding"))
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
         if isUpload {  // the core reads what they mean
             for name in TransferOutcome.uploadFieldNames {
@@ -26,13 +28,24 @@ extension Transfer {
         if let proxy = proxy?.printable {
             outcome.proxy = proxy
             outcome.proxyConnectStatus = proxyConnectStatus
+            outcome.proxyTunneled = tunneled
         }
         return outcome
     }
 
-    /// A 407's challenge: from the CONNECT answer (https through the proxy) or the final one.
+    /// Whether the request went inside a tunnel through the proxy: curl asks an HTTP proxy for
+    /// a CONNECT tunnel for every https URL (and answers it for none), a SOCKS proxy always.
+    private var tunneled: Bool {
+        guard let proxy else { return false }
+        let scheme = proxy.curlProxy.prefix { $0 != ":" }.lowercased()
+        return proxyConnectStatus != 0 || scheme.hasPrefix("socks")
+            || (effectiveURL ?? "").lowercased().hasPrefix("https:")
+    }
+
+    /// A 407's challenge: from the CONNECT answer (https through the proxy) or the final one
+    /// of a request the proxy carried.
     private var proxyAuthenticate: String? {
-        guard proxy != nil, proxyConnectStatus == 407 || httpStatus == 407 else { return nil }
+        guard proxy != nil, proxyConnectStatus == 407 || (httpStatus == 407 && !tunneled) else { return nil }
         return header("Proxy-Authenticate", ofConnect: proxyConnectStatus == 407)
     }
 }

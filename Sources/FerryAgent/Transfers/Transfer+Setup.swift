@@ -16,7 +16,7 @@ extension Transfer {
         ferry_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
         ferry_easy_setopt_long(easy, CURLOPT_MAXREDIRS, settings.maxRedirects)
         ferry_easy_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        ferry_easy_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        ferry_easy_setopt_str(easy, CURLOPT_REDIR_PROTOCOLS_STR, plan.httpsRedirectsOnly ? "https" : "http,https")
         ferry_easy_setopt_long(easy, CURLOPT_FAILONERROR, 1)
         ferry_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         ferry_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, plan.receiveBuffer)
@@ -51,6 +51,7 @@ extension Transfer {
         // Asks for the file as it is (lengths known, ranges in its bytes); what a server
         // encodes anyway curl decodes (any coding it has), unless the core keeps the bytes.
         if plan.decodesContent { ferry_easy_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "identity") }
+        decodes = plan.decodesContent
         // Checked again here: a task stored by an older agent may carry what is refused now.
         var headers = plan.headers.filter { HeaderField.isValidName($0.key) && HeaderField.isValidValue($0.value) }
             .map { "\($0.key): \($0.value)" }

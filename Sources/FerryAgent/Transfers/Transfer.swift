@@ -29,6 +29,10 @@ final class Transfer {
     static let roundBudget = 2 << 20
     var onTouched: (Transfer) -> Void = { _ in }
     var bytesThisAttempt: Int64 = 0
+    /// curl decodes what the server encodes (the plan's `decodesContent`): bounded.
+    var decodes = false
+    /// The body decoded past `ContentCoding`'s bound: the attempt was aborted, in these words.
+    var decodedBeyondBound: String?
 
     var isUpload: Bool { upload.source != nil }
     /// An upload's file (-1 for a download).
@@ -161,6 +165,18 @@ final class Transfer {
         }
         if pace.bucket.rate > 0, !pace.bucket.take(length, now: Transfer.now) { return Self.pauseWriting }
         pace.roundBytes += length
+        if decodes, decodedBeyondBound == nil {
+            let easy = easy, decoded = bytesThisAttempt + Int64(length)
+            var encoded: Int64 = 0
+            let beyond = ContentCoding.beyondBound(decoded: decoded) {
+                encoded = Int64(ferry_easy_info_off(easy, CURLINFO_SIZE_DOWNLOAD_T))  // the bytes as sent
+                return encoded
+            }
+            if beyond {
+                decodedBeyondBound = ContentCoding.boundMessage(decoded: decoded, encoded: encoded)
+                return 0
+            }
+        }
         guard staging.append(UnsafeRawPointer(data), length) else { return 0 }
         bytesThisAttempt += Int64(length)
         return length

@@ -29,6 +29,6 @@ public protocol AgentLedger {
     func stagedBytes(_ id: Int64) -> Int64
 }
 
-/// How the scheduler sorts a queued task: start it, leave it, or leave its whole host for now
-/// (so one busy host cannot hide the others).
-public enum QueuePick: Sendable { case take, skipTask, skipHost }
+/// How the scheduler sorts a queued task: start it, leave it, or leave its whole host (or
+/// session) for now, so one busy host, or an app at its share, cannot hide the others.
+public enum QueuePick: Sendable { case take, skipTask, skipHost, skipSession }

@@ -6,6 +6,13 @@ extension RunningTasks {
     mutating func schedule(_ ctx: TaskContext, mayHaveStaged: Set<Int64>?) -> TaskSteps {
         guard scheduler.freeSlots > 0, ctx.settings.allowMetered || !ctx.network.metered else { return TaskSteps() }
         var plan = scheduler
+        // Sandboxed apps together keep one slot free for the user and host programs: an app's
+        // queue of 10,000 on hosts that never answer cannot hold every transfer.
+        let appShare = max(1, scheduler.maxTotal - 1)
+        var appsRunning = attached.reduce(0) { n, id in
+            guard let r = machines[id]?.record, !ctx.config(r.session).app.isEmpty else { return n }
+            return n + 1
+        }
         let next: [TaskRecord]
         do {
             let network = ctx.network
@@ -15,6 +22,7 @@ extension RunningTasks {
             ) { r in
                 guard plan.mayStart(host: r.host) else { return .skipHost }
                 let c = ctx.config(r.session)
+                if !c.app.isEmpty, appsRunning >= appShare { return .skipSession }
                 let policy = SessionPolicy(
                     allowMetered: c.allowMetered, discretionary: c.discretionary, perHostLimit: c.perHostLimit)
                 guard
@@ -23,6 +31,7 @@ extension RunningTasks {
                         runningForHost: plan.running(session: r.session, host: r.host))
                 else { return .skipTask }
                 plan.started(host: r.host, session: r.session)
+                if !c.app.isEmpty { appsRunning += 1 }
                 return .take
             }
         } catch {

@@ -106,6 +106,7 @@ extension RunningTasks {
             case .startTransfer(var plan):
                 let rules = ctx.rules(r.session), stall = rules.stallSeconds
                 plan.cookieJar = rules.cookieJar
+                plan.httpsRedirectsOnly = r.kind == .upload && TaskMachine.downgrades(r.url, to: "http:")
                 plan.receiveBuffer = ReceiveBuffer.size(maxTransfers: ctx.settings.maxTotal)
                 // The credentials it carries are CredentialBook's to give (the router adds them).
                 let watch = StallWatch(lastMoved: ctx.now, limit: Int64(max(1, stall)) * 1_000_000, offset: plan.offset)

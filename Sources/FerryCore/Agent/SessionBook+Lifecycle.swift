@@ -13,6 +13,10 @@ extension SessionBook {
         var config = options.applied(to: existing ?? SessionConfig())
         var effects: [AgentEffect] = []
         config.invalid = false  // a new life for an invalidated identifier
+        // A session that keeps no events (the CLI's) has nobody waiting for its "invalidated"
+        // event: opened again, its invalidation ends and its tasks go on in it. Else any host
+        // program could shut the user out of `ferry download` for as long as a task is paused.
+        if !config.keepEvents { config.invalidating = false }
         if existing == nil {  // the owner is whoever created it, for good
             config.app = app?.id ?? ""
             config.appKind = app?.kind.rawValue ?? ""
