@@ -8,6 +8,8 @@ public struct PopupPlan: Sendable, Equatable {
         case failed(name: String, reason: String)
         /// A finished download waits for disk space (its bytes are kept).
         case noSpace(name: String)
+        /// The agent's store was damaged and set aside; `recovered` unfinished tasks came back paused.
+        case storeDamaged(recovered: Int)
     }
     public var summary: String
     public var body: String
@@ -61,6 +63,15 @@ public struct PopupPlan: Sendable, Equatable {
                 PopupPlan(
                     summary: "Not enough space to save \(waiting.count) downloads",
                     body: waiting.prefix(3).map(shown).joined(separator: ", ") + (waiting.count > 3 ? ", …" : ""),
+                    category: "transfer.error", file: nil, icon: "dialog-warning"))
+        }
+        for case .storeDamaged(let n) in outcomes {
+            let back =
+                n == 0 ? "none of its transfers could be read back" : "\(n) unfinished transfer(s) came back, paused"
+            plans.append(
+                PopupPlan(
+                    summary: "Ferry's list of transfers was damaged",
+                    body: "It was set aside and a new one started; \(back). Downloaded files are untouched.",
                     category: "transfer.error", file: nil, icon: "dialog-warning"))
         }
         return plans

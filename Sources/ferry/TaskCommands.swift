@@ -136,10 +136,13 @@ struct Status: ParsableCommand {
                     "version": JSON(status.version), "store": JSON(status.store),
                     "tasks": .object(counts.mapValues { JSON($0) }),
                     "running": JSON(status.running), "pid": JSON(status.pid),
-                    "badge": JSON(status.badge),
+                    "badge": JSON(status.badge), "damaged-store": status.damagedStore.map { JSON($0) } ?? .null,
                 ])
             }
             print("ferryd \(status.version), store \(status.store)")
+            if let aside = status.damagedStore {
+                print("  the store was damaged at this start: moved aside to \(aside); paused tasks were read back")
+            }
             for state in TaskState.allCases { print("  \(state.rawValue): \(counts[state.rawValue] ?? 0)") }
         }
     }

@@ -169,6 +169,6 @@ extension BusService {
         let store = c.caller == .host ? agent.storePath : ""
         return AgentStatus(
             version: FerryRelease.version, store: store, pid: Int64(getpid()), tasks: tasks, running: running,
-            badge: badge)
+            badge: badge, damagedStore: c.caller == .host ? agent.damagedStore : nil)
     }
 }

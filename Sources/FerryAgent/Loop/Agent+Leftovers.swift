@@ -21,6 +21,12 @@ extension Agent {
         return staged
     }
 
+    /// The tasks with bytes in staging, by their files' names.
+    func stagedTaskIDs() -> Set<Int64> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: state.staging)) ?? []
+        return Set(names.filter { $0.hasSuffix(".part") }.compactMap { Int64($0.dropLast(5)) })
+    }
+
     /// Copies of descriptors handed over for upload that no unfinished task uses: the agent
     /// stopped while copying, or before the task's end removed its copy. They count against
     /// their owner's limit, so they go.

@@ -17,6 +17,8 @@ public final class Agent {
     /// Opened by `start`, once the bus name is this agent's: the store is locked to one agent,
     /// and a replaced agent lets go of it only as it exits.
     private(set) var store: Store!
+    /// Where a damaged store was moved at this start (GetStatus says so), else nil.
+    private(set) var damagedStore: String?
     let log: Logger
     var core: AgentCore
     let transfers: Transfers
@@ -66,9 +68,41 @@ public final class Agent {
 
     /// Restores state after a start (or a crash) and starts whatever may run.
     public func start() throws {
+        var (state, leaked): (AgentStartState, [TaskRecord]?)
+        do {
+            (state, leaked) = try loadState()
+        } catch  where StoreDamage.isDamage(error) {
+            // Else the agent would exit at every start, and every call fail, until someone reads the journal.
+            store = nil  // closes the damaged file
+            let aside = StoreDamage.moveAside(storePath, now: MainLoop.now)
+            let found = StoreDamage.readable(aside)
+            let unfinished = found.tasks.filter { !$0.state.isFinal }.count
+            damagedStore = aside
+            let back = "\(found.tasks.count) task(s) read back (\(unfinished) unfinished, paused: ferry resume --all)"
+            let moved = "the store \(storePath) is damaged (\(error)): moved aside to \(aside)"
+            log.critical("\(moved); started with a new one, \(back); partial downloads kept")
+            desktop.notifier.post(.storeDamaged(recovered: unfinished))
+            (state, leaked) = try loadState(restoring: found)
+        }
+        desktop.notifier.onActivated = { [weak self] in self?.feed(.popupActivated(appSession: $0)) }
+        desktop.network.onChange = { [weak self] state in
+            self?.transfers.networkChanged(); self?.feed(.networkChanged(state))
+        }
+        desktop.mounts.onChange = { [weak self] in self?.feed(.mountsChanged) }
+        if state.urlCredentials.isEmpty { feed(.started(state)) } else { try store.scrubbing { feed(.started(state)) } }
+        if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }  // after the turn's commit: once
+    }
+
+    /// The store, read: its tasks' state for the core (and tasks that had credentials in their
+    /// URL). `restoring`: what was read back of a damaged store, written into the new one first.
+    private func loadState(restoring found: StoreDamage.Readable? = nil) throws -> (AgentStartState, [TaskRecord]?) {
         store = try openStore()
+        if let found {
+            try store.restore(found, stagedIDs: stagedTaskIDs(), now: MainLoop.now)
+        }
         let staged = removeLeftoversOfCompletedTasks()
-        try removeUnusedUploadCopies()
+        // A store read back from a damaged one may lack tasks whose copies these are: kept.
+        if found == nil { try removeUnusedUploadCopies() }
         let requeued = try store.requeueInterrupted(now: MainLoop.now)
         if requeued > 0 { log.info("resuming \(requeued) transfer(s) interrupted by the last shutdown") }
         var state = AgentStartState(
@@ -77,13 +111,7 @@ public final class Agent {
             network: desktop.network.state, staged: staged)
         let leaked = try store.tasksWithURLCredentials()
         state.urlCredentials = leaked ?? []
-        desktop.notifier.onActivated = { [weak self] in self?.feed(.popupActivated(appSession: $0)) }
-        desktop.network.onChange = { [weak self] state in
-            self?.transfers.networkChanged(); self?.feed(.networkChanged(state))
-        }
-        desktop.mounts.onChange = { [weak self] in self?.feed(.mountsChanged) }
-        if state.urlCredentials.isEmpty { feed(.started(state)) } else { try store.scrubbing { feed(.started(state)) } }
-        if leaked != nil { try store.setMeta(Store.credentialsMoved, "1") }  // after the turn's commit: once
+        return (state, leaked)
     }
 
     var storePath: String { state.store }

@@ -75,9 +75,14 @@ public struct AgentStatus: Sendable, Equatable {
     public var tasks: [TaskState: Int]
     public var running: Int
     public var badge: Int
-    public init(version: String, store: String, pid: Int64, tasks: [TaskState: Int], running: Int, badge: Int) {
+    /// Where a store found damaged at this start was moved aside (nil: it was not).
+    public var damagedStore: String?
+    public init(
+        version: String, store: String, pid: Int64, tasks: [TaskState: Int], running: Int, badge: Int,
+        damagedStore: String? = nil
+    ) {
         self.version = version; self.store = store; self.pid = pid; self.tasks = tasks; self.running = running;
-        self.badge = badge
+        self.badge = badge; self.damagedStore = damagedStore
     }
 
     public var bus: [String: Value] {
@@ -87,7 +92,7 @@ public struct AgentStatus: Sendable, Equatable {
             Key.version.rawValue: .string(version), Key.store.rawValue: .string(store), Key.pid.rawValue: .int64(pid),
             Key.tasks.rawValue: .dict(counts), Key.running.rawValue: .uint32(UInt32(clamping: running)),
             Key.badge.rawValue: .uint32(UInt32(clamping: badge)),
-        ]
+        ].merging(damagedStore.map { [Key.damagedStore.rawValue: .string($0)] } ?? [:]) { a, _ in a }
     }
 
     public init(bus d: [String: Value]) throws {
@@ -101,7 +106,8 @@ public struct AgentStatus: Sendable, Equatable {
         }
         self.init(
             version: try f.string(.version), store: try f.string(.store), pid: try f.int64(.pid),
-            tasks: counts, running: try f.count(.running), badge: try f.count(.badge))
+            tasks: counts, running: try f.count(.running), badge: try f.count(.badge),
+            damagedStore: f.optional(.damagedStore) { $0.stringValue })
     }
 }
 
