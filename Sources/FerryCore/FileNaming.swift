@@ -15,6 +15,7 @@ public enum FileNaming {
             case 0..<0x20, 0x7F, 0x80..<0xA0: continue  // control characters
             case 0x2F, 0x5C: scalars.append("_")  // '/' and '\'
             case 0x202A...0x202E, 0x2066...0x2069: continue  // bidi overrides hide extensions
+            case 0x200B, 0x200E, 0x200F, 0x061C, 0x2028, 0x2029, 0x2060, 0xFEFF: continue  // unseen marks
             default: scalars.append(s)
             }
         }

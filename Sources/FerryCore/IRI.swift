@@ -21,7 +21,8 @@ public enum IRI {
     }
 
     /// `uri` as a person reads it: escapes of UTF-8 letters decoded (never those of ASCII
-    /// characters, which may be delimiters), an IDNA host in its own letters.
+    /// characters, which may be delimiters, nor of what cannot be seen: `VisibleText`), an
+    /// IDNA host in its own letters when `hostToUnicode` finds that safe to show.
     public static func readable(_ uri: String, hostToUnicode: (String) -> String?) -> String {
         var text = decodeLetters(uri)
         if text.contains("xn--"), let host = hostRange(text) {
@@ -47,8 +48,8 @@ public enum IRI {
                 run.append(hi << 4 | lo)
                 j += 3
             }
-            if !run.isEmpty, String(validating: run, as: UTF8.self) != nil {
-                out += run
+            if !run.isEmpty, let letters = String(validating: run, as: UTF8.self) {
+                out += VisibleText.escaped(letters).utf8
                 i = j
             } else if !run.isEmpty {
                 out += bytes[i..<j]

@@ -27,7 +27,11 @@ public struct PopupPlan: Sendable, Equatable {
         var plans: [PopupPlan] = []
         let done = outcomes.compactMap { if case .completed(let f, let s) = $0 { return (f, s) } else { return nil } }
         let failed = outcomes.compactMap { o -> (String, String)? in
-            if case .failed(let n, let r) = o { return (shown(n), escaped(headline(r))) } else { return nil }
+            if case .failed(let n, let r) = o {
+                return (shown(n), escaped(VisibleText.escaped(headline(r))))
+            } else {
+                return nil
+            }
         }
         if done.count == 1 {
             let (file, app) = done[0]
@@ -90,7 +94,7 @@ public struct PopupPlan: Sendable, Equatable {
     static func baseName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
 
     /// A name as a popup body shows it: cut in the middle (its end tells the type), escaped.
-    static func shown(_ name: String) -> String { escaped(cut(name, 60, middle: true)) }
+    static func shown(_ name: String) -> String { escaped(cut(VisibleText.escaped(name), 60, middle: true)) }
 
     /// At most `limit` characters, with an ellipsis where the rest was.
     static func cut(_ text: String, _ limit: Int, middle: Bool = false) -> String {

@@ -11,13 +11,13 @@ enum RowText {
         // An upload: the file sent (the agent's own copies, "….upload", carry no name of the user's).
         if t.kind == .upload, let sent = t.uploadFile, !sent.hasSuffix(".upload") { return PathName.lastName(of: sent) }
         let path = URL(string: t.url)?.lastPathComponent ?? ""
-        return path.isEmpty || path == "/" ? host(t.url) : path
+        return path.isEmpty || path == "/" ? host(t.url) : VisibleText.escaped(path)
     }
 
-    /// The URL's host in its own letters (an IDNA host decoded).
+    /// The URL's host in its own letters where they cannot pass for another name.
     static func host(_ url: String) -> String {
-        guard let host = URL(string: url)?.host else { return url }
-        return Hostname.unicode(host) ?? host
+        guard let host = URL(string: url)?.host else { return VisibleText.escaped(url) }
+        return Hostname.shown(host) ?? host
     }
 
     static func bytes(_ n: Int64) -> String {

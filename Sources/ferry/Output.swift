@@ -95,7 +95,7 @@ enum Output {
         var target =
             (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url))
             + (t.app.isEmpty ? "" : "  [\(t.app)]")
-        if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + why }
+        if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + VisibleText.escaped(why) }
         var figures = progress(t)
         if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
             figures += "  \(rate(Int64(s)))"
@@ -142,8 +142,9 @@ enum Output {
         }
         if !relaunch.isEmpty { lines.append("  relaunch: \(relaunch)") }
         if let f = t.file { lines.append("  file:     \(f)") }
-        if let e = t.error { lines.append("  error:    \(e)") }
-        if !t.description.isEmpty { lines.append("  note:     \(t.description)") }
+        if let e = t.error { lines.append("  error:    \(VisibleText.escaped(e))") }
+        // An app's words: what cannot be seen is shown as its escapes.
+        if !t.description.isEmpty { lines.append("  note:     \(VisibleText.escaped(t.description))") }
         return lines.joined(separator: "\n")
     }
 

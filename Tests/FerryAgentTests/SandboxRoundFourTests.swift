@@ -235,4 +235,34 @@ import Testing
         let saved = try String(contentsOfFile: h.root + "/got/words.txt", encoding: .utf8)
         #expect(saved.hasPrefix("line 0 of an ordinary log file\n") && saved.utf8.count > 12_000_000)
     }
+
+    /// Item 9: an app's look-alike host (a Cyrillic а among Latin letters) reads in its `xn--`
+    /// form in `ferry list` and `ferry show`, and hidden characters in its URL (RLO, a C1
+    /// control, a zero-width space) stay escaped; a host in one script reads in its letters
+    /// and ordinary letters decoded (the control).
+    @Test(.needsBubblewrap)
+    func lookAlikeAndHiddenCharactersReachNoDisplay() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".names"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        func create(_ url: String) throws -> Int64 {
+            let created = try app.call("CreateDownload", session, url, "{'paused': <true>}")
+            return try #require(SandboxTests.taskID(created.stdout), "\(created.stderr)")
+        }
+        let fake = try create("http://\u{430}pple.com/")
+        let whole = try create("http://\u{430}\u{440}\u{440}\u{4CF}\u{435}.com/")
+        let hidden = try create("http://example.org/invoice%E2%80%AEfdp.exe?x=%C2%9B&y=a%E2%80%8Bb&z=caf%C3%A9")
+        let fine = try create("http://b\u{FC}cher.example/")
+        let shown = try h.ferry("show", "\(fake)").stdout
+        #expect(shown.contains("http://xn--pple-43d.com/") && !shown.contains("\u{430}pple"), "\(shown)")
+        #expect(try h.ferry("show", "\(whole)").stdout.contains("http://xn--"), "a whole-script look-alike read as Latin")
+        let odd = try h.ferry("show", "\(hidden)").stdout
+        #expect(odd.contains("invoice%E2%80%AEfdp.exe") && odd.contains("x=%C2%9B") && odd.contains("y=a%E2%80%8Bb"), "\(odd)")
+        #expect(odd.contains("z=café"), "\(odd)")  // the control: letters are decoded
+        #expect(try h.ferry("show", "\(fine)").stdout.contains("http://bücher.example/"))  // the control
+        let list = try h.ferry("list").stdout
+        #expect(list.contains("xn--pple-43d.com") && !list.contains("\u{430}pple") && !list.contains("\u{202E}"), "\(list)")
+    }
 }
