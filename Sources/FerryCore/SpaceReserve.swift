@@ -31,6 +31,23 @@ public struct SpaceReserve: Sendable, Equatable {
             ? nil : refusal(available: space.available, total: space.total)
     }
 
+    /// A sandboxed app's share of the state disk: half of what staging may use there (the free
+    /// space past the reserve, with what the app holds counted back in), so one app's paused
+    /// downloads can never leave the user's waiting for space.
+    public func appShare(holding: Int64, _ space: DiskSpace) -> Int64 {
+        max(0, space.available + holding - reserve(totalBytes: space.total)) / 2
+    }
+
+    /// Why an app's download waits: `holding` staged (and promised) by its others, `more` for
+    /// this one, past its share. nil: within it.
+    public func appRefusal(app: String, holding: Int64, more: Int64, _ space: DiskSpace) -> String? {
+        let share = appShare(holding: holding, space)
+        guard holding + more > share else { return nil }
+        return "\(app)'s downloads hold \(Self.mebibytes(holding)) in Ferry's state folder and this one needs "
+            + "\(Self.mebibytes(more)) more: past the app's share (\(Self.mebibytes(share))); it waits until the app's "
+            + "others finish or are canceled"
+    }
+
     public static func mebibytes(_ bytes: Int64) -> String {
         bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }

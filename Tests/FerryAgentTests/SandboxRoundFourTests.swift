@@ -265,4 +265,34 @@ import Testing
         let list = try h.ferry("list").stdout
         #expect(list.contains("xn--pple-43d.com") && !list.contains("\u{430}pple") && !list.contains("\u{202E}"), "\(list)")
     }
+
+    /// Item 7: on a 24 MB state disk an app's three 6 MB downloads take its share (about half
+    /// of what staging may use: one of them, held half way, the control), the other two wait for
+    /// space naming the app's share, and the user's 9 MB download goes through at once.
+    @Test(.needsBubblewrap, .enabled(if: SmallDisk.available, SmallDisk.skipReason))
+    func anAppCannotHoldTheStateDisk() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        _ = try h.mountSmallDisk(h.state, kilobytes: 24 * 1024)
+        try h.startAgent(["--state-reserve-mb", "2", "--state-reserve-percent", "1", "--stall-timeout", "600", "--max-per-host", "10"])
+        try h.makeFile("app.bin", size: 6_000_000)
+        let users = try h.makeFile("users.bin", size: 9_000_000)
+        let app = try FakeFlatpak(h, id: SandboxTests.appID)
+        let session = SandboxTests.appID + ".disk"
+        #expect(try app.call("OpenSession", session, "{'keep-events': <false>}").status == 0)
+        var apps: [Int64] = []
+        for i in 0..<3 {
+            let created = try app.call("CreateDownload", session, h.faultURL("app.bin", "hold=3000000&n=\(i)"), "{}")
+            apps.append(try #require(SandboxTests.taskID(created.stdout), "\(created.stderr)"))
+        }
+        try h.eventually("the app's downloads held half way or waiting") {
+            try apps.allSatisfy { let i = try h.show($0); return i["received"] as? Int == 3_000_000 || i["state"] as? String == "waiting" }
+        }
+        let mine = try h.ferry("download", "--output", h.root + "/users.bin", h.faultURL("users.bin")).taskID()
+        try h.eventually("the user's download completed", timeout: 20) { try h.show(mine)["state"] as? String == "completed" }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: h.root + "/users.bin")) == users)
+        #expect(try apps.map { try h.show($0)["state"] as? String ?? "?" }.sorted() == ["running", "waiting", "waiting"])
+        let waiting = try apps.first { try h.show($0)["state"] as? String == "waiting" }.map { try h.show($0) }
+        #expect(waiting?["reason"] as? String == "space" && (waiting?["error"] as? String)?.contains("share") == true, "\(String(describing: waiting))")
+    }
 }

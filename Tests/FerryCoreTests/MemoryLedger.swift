@@ -63,6 +63,10 @@ final class MemoryLedger: AgentLedger {
     }
     func finishedEvents(session: String) throws -> Int64 { finished[session] ?? 0 }
     func stagedBytes(_ id: Int64) -> Int64 { staged[id] ?? 0 }
+    func heldInStaging(sessions: [String]) throws -> Int64 {
+        tasks.values.filter { sessions.contains($0.session) && $0.kind == .download && [.queued, .waiting, .paused].contains($0.state) }
+            .reduce(0) { $0 + $1.received }
+    }
 
     func apply(_ w: StoreWrite, now: Int64) {
         switch w {

@@ -52,4 +52,16 @@ import Testing
         #expect(d.ledger.tasks[id]?.state == .waiting && d.ledger.tasks[id]?.reason == .space)
         #expect(d.ledger.tasks[id]?.received == 12 * Self.mib)   // its bytes are kept
     }
+
+    /// A sandboxed app holds at most half of what staging may use (issue 54, item 7): what it
+    /// holds counts back in, so its share does not shrink as it fills the disk.
+    @Test func anAppsShareIsHalfOfWhatStagingMayUse() {
+        let r = SpaceReserve(minimumBytes: 2 * Self.mib, fraction: 0.01)
+        let disk = DiskSpace(available: 22 * Self.mib, total: 24 * Self.mib)
+        #expect(r.appShare(holding: 0, disk) == 10 * Self.mib)
+        #expect(r.appRefusal(app: "A", holding: 0, more: 6 * Self.mib, disk) == nil)
+        let later = DiskSpace(available: 16 * Self.mib, total: 24 * Self.mib)  // 6 MiB of it the app's
+        #expect(r.appShare(holding: 6 * Self.mib, later) == 10 * Self.mib)
+        #expect(r.appRefusal(app: "A", holding: 6 * Self.mib, more: 6 * Self.mib, later)?.contains("A's downloads hold 6 MiB") == true)
+    }
 }

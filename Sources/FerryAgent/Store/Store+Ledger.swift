@@ -13,6 +13,18 @@ extension Store: AgentLedger {
     }
     static let credentialsMoved = "url-credentials-moved"
 
+    func heldInStaging(sessions: [String]) throws -> Int64 {
+        guard !sessions.isEmpty else { return 0 }
+        return try read { db in
+            try db.prepare(
+                """
+                SELECT coalesce(sum(received), 0) FROM tasks WHERE session IN (\(Self.placeholders(sessions.count)))
+                AND kind = 'download' AND state IN ('queued', 'waiting', 'paused')
+                """
+            ).integer(sessions) ?? 0
+        }
+    }
+
     func stagedBytes(_ id: Int64) -> Int64 {
         var st = stat()
         return stat(StateFolder(stateDirectory).staged(id), &st) == 0 ? Int64(st.st_size) : 0

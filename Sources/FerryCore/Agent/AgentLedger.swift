@@ -27,6 +27,9 @@ public protocol AgentLedger {
     func finishedEvents(session: String) throws -> Int64
     /// Bytes of a task's partial download in staging (0 when there are none).
     func stagedBytes(_ id: Int64) -> Int64
+    /// Bytes the unfinished downloads of these sessions that are not running hold in staging
+    /// (queued, waiting, paused: their `received`).
+    func heldInStaging(sessions: [String]) throws -> Int64
 }
 
 /// How the scheduler sorts a queued task: start it, leave it, or leave its whole host (or

@@ -18,8 +18,10 @@ extension RunningTasks {
         // The state disk's reserve: the bytes announced and not on disk yet must leave it free.
         let kept = decision == .append ? head.contentRangeStart ?? 0 : 0
         let refused = if case .reject = decision { true } else { false }
+        let more = max(0, (head.totalLength ?? kept) - kept)
         if !refused, let space = head.stagingSpace,
-            let refusal = ctx.settings.stateReserve.refusal(writing: max(0, (head.totalLength ?? kept) - kept), space)
+            let refusal = ctx.settings.stateReserve.refusal(writing: more, space)
+                ?? appRefusal(id, holding: kept + more, space, ctx)
         {
             // No decision: the transfer stays paused before its first byte until it is stopped.
             steps.effects.append(.stopTransfer(id))
@@ -31,10 +33,28 @@ extension RunningTasks {
         return steps
     }
 
+    /// Why a sandboxed app's download that will hold `bytes` in staging waits: its app's other
+    /// downloads (those running counted at the length they announced) would pass its share.
+    func appRefusal(_ id: Int64, holding bytes: Int64, _ space: DiskSpace, _ ctx: TaskContext) -> String? {
+        guard let session = machines[id]?.record.session, case let app = ctx.app(session), !app.isEmpty else {
+            return nil
+        }
+        let sessions = ctx.configs.filter { $0.value.app == app }.map(\.key)
+        var holding = (try? ctx.ledger.heldInStaging(sessions: sessions)) ?? 0
+        for other in attached where other != id {
+            guard let r = machines[other]?.record, r.kind == .download, ctx.app(r.session) == app else { continue }
+            holding += max(r.received, r.expected ?? 0)
+        }
+        return ctx.settings.stateReserve.appRefusal(app: app, holding: holding, more: bytes, space)
+    }
+
     /// A download of no announced length wrote a few more MiB: it stops and waits for space
     /// when the state disk has no more than its reserve free.
     mutating func stagingSpace(_ id: Int64, received: Int64, _ space: DiskSpace, _ ctx: TaskContext) -> TaskSteps {
-        guard attached.contains(id), let refusal = ctx.settings.stateReserve.refusal(writing: 0, space) else {
+        guard attached.contains(id),
+            let refusal = ctx.settings.stateReserve.refusal(writing: 0, space)
+                ?? appRefusal(id, holding: received, space, ctx)
+        else {
             return TaskSteps()
         }
         let offset = stallWatches[id]?.offset ?? received
