@@ -136,9 +136,9 @@ import Testing
         try d.wake(.schedule)   // the start's
         var paused = TaskRecord(session: "", url: "http://a/1", host: "a")
         paused.state = .paused
-        let quiet = try d.run(.request(.createTasks(session: "s", [paused])))
+        let quiet = try d.effects(of: .createTasks(session: "s", [paused]))
         #expect(!quiet.wakes.contains(.schedule))
-        let queued = try d.run(.request(.createTasks(session: "s", [TaskRecord(session: "", url: "http://a/2", host: "a")])))
+        let queued = try d.effects(of: .createTasks(session: "s", [TaskRecord(session: "", url: "http://a/2", host: "a")]))
         #expect(queued.wakes.contains(.schedule))
     }
 
@@ -216,9 +216,7 @@ import Testing
         var again = CoreDriver(ledger: d.ledger)
         try again.start()
         _ = try again.request(.cancel(id))
-        guard case .events(let events, _) = try again.request(.fetchEvents(session: "s", after: 0, limit: 0)) else {
-            Issue.record("no events"); return
-        }
+        let events = try again.request(.fetchEvents(session: "s", after: 0, limit: 0)).events
         #expect(events.last?.seq ?? 0 > 1_001)
         #expect(events.contains { $0.event == .completed(error: "canceled", errorName: "Canceled", resumable: false) }
                 || events.contains { if case .completed = $0.event { return true } else { return false } })
@@ -259,7 +257,7 @@ import Testing
         let id = try d.download("http://a/f")
         try d.wake(.schedule)
         // A pause the store cannot record: the transfer it would stop runs on.
-        let effects = try d.run(.request(.pause(id)), commit: false)
+        let effects = try d.effects(of: .pause(id), commit: false)
         #expect(effects.stopped == [id])
         _ = d.core.commitFailed(now: d.now)
         #expect(d.core.liveRecord(id)?.state == .running)

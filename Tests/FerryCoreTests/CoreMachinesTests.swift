@@ -100,7 +100,7 @@ import Testing
         try d.run(.credentialFound(task: id, nil))   // the keyring had none: the app was asked
         d.core.user.badge = 3   // three completions the user has not looked at
         let before = d.core
-        _ = try d.run(.request(.answerChallenge(id, .credential(Credential(user: "u", password: "p")))), commit: false)
+        _ = try d.effects(of: .answerChallenge(id, .credential(Credential(user: "u", password: "p"))), commit: false)
         _ = try d.run(.popupActivated(appSession: nil), commit: false)   // the badge reset, not recorded
         #expect(d.core.user.badge == 0)
         _ = d.core.commitFailed(now: d.now)

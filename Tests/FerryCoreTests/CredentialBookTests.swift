@@ -10,7 +10,7 @@ import Testing
         var d = CoreDriver()
         try d.start()
         try d.openSession()
-        let create = try d.run(.request(.createTasks(session: "s", [TaskRecord(session: "s", url: "https://ann:p%40ss@h.example/f", host: "h.example")])))
+        let create = try d.effects(of: .createTasks(session: "s", [TaskRecord(session: "s", url: "https://ann:p%40ss@h.example/f", host: "h.example")]))
         let id = try #require(d.ledger.tasks.keys.max())
         #expect(d.ledger.tasks[id]?.url == "https://h.example/f")
         let created = try #require(d.ledger.tasks[id]?.created)
@@ -18,7 +18,7 @@ import Testing
         let started = try d.wake(.schedule)
         #expect(started.contains { if case .startTransfer(_, _, _, let c) = $0 { return c?.password == "p@ss" } else { return false } })
         // It ends: the keyring forgets it.
-        let canceled = try d.run(.request(.cancel(id)))
+        let canceled = try d.effects(of: .cancel(id))
         #expect(canceled.contains(.forgetCredential(.task(id: id, created: created, host: "h.example"))))
     }
 

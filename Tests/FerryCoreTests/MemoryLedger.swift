@@ -124,16 +124,26 @@ struct CoreDriver {
     @discardableResult
     mutating func run(_ input: AgentInput, commit: Bool = true) throws -> [AgentEffect] {
         now += 1_000
-        var effects = try core.handle(input, now: now, ledger: ledger)
+        var effects = core.handle(input, now: now, ledger: ledger)
         for case .store(let w) in effects { ledger.apply(w, now: now) }
         if commit { effects += core.committed() }
         return effects
     }
 
-    mutating func request(_ r: AgentRequest) throws -> AgentReply {
-        let effects = try run(.request(r))
-        for case .reply(let reply) in effects { return reply }
-        return .none
+    /// A request in one turn (`app`: a sandboxed app's), committed unless said otherwise.
+    mutating func answer<R: CoreRequest>(_ r: R, from app: SandboxedApp? = nil, commit: Bool = true) throws -> (reply: R.Reply, effects: [AgentEffect]) {
+        now += 1_000
+        var (reply, effects) = try core.answer(r, from: app, now: now, ledger: ledger)
+        for case .store(let w) in effects { ledger.apply(w, now: now) }
+        if commit { effects += core.committed() }
+        return (reply, effects)
+    }
+
+    @discardableResult
+    mutating func request<R: CoreRequest>(_ r: R, from app: SandboxedApp? = nil) throws -> R.Reply { try answer(r, from: app).reply }
+
+    mutating func effects<R: CoreRequest>(of r: R, from app: SandboxedApp? = nil, commit: Bool = true) throws -> [AgentEffect] {
+        try answer(r, from: app, commit: commit).effects
     }
 
     mutating func start(network: NetworkState = NetworkState()) throws -> [AgentEffect] {
@@ -146,8 +156,7 @@ struct CoreDriver {
 
     mutating func download(_ url: String, session: String = "s", host: String? = nil) throws -> Int64 {
         let r = TaskRecord(session: "", url: url, host: host ?? String(url.split(separator: "/")[1]))
-        guard case .taskIDs(let ids) = try request(.createTasks(session: session, [r])) else { throw FerryError(.failed, "no ids") }
-        return ids[0]
+        return try request(.createTasks(session: session, [r]))[0]
     }
 
     /// Runs the wakes the effects asked for that are due by now (idle ones at once).

@@ -22,14 +22,14 @@ import Testing
         var d = CoreDriver()
         try d.start()
         try d.openSession("host")
-        _ = try d.request(.sandboxed(app, .openSession("org.example.App.mine", SessionOptions(), peer: ":1.2")))
-        let created = try d.run(.request(.createTasks(session: "org.example.App.mine", [TaskRecord(session: "", url: "http://a/1", host: "a")])))
+        _ = try d.request(.openSession("org.example.App.mine", SessionOptions(), peer: ":1.2"), from: app)
+        let created = try d.effects(of: .createTasks(session: "org.example.App.mine", [TaskRecord(session: "", url: "http://a/1", host: "a")]))
         #expect(created.contains(.taskChanged(1, .queued, app: app.id)))
-        let hostCreated = try d.run(.request(.createTasks(session: "host", [TaskRecord(session: "", url: "http://a/2", host: "a")])))
+        let hostCreated = try d.effects(of: .createTasks(session: "host", [TaskRecord(session: "", url: "http://a/2", host: "a")]))
         #expect(hostCreated.contains(.taskChanged(2, .queued, app: "")))
         _ = try d.request(.cancel(1))
         _ = try d.request(.cancel(2))
-        let removed = try d.run(.request(.removeTasks([1, 2])))
+        let removed = try d.effects(of: .removeTasks([1, 2]))
         #expect(removed.contains(.tasksRemoved([2], app: "")) && removed.contains(.tasksRemoved([1], app: app.id)))
     }
 
@@ -39,7 +39,7 @@ import Testing
         var quiet = SessionOptions()
         quiet.relaunch = false
         for (session, options) in [("org.example.App.mine", SessionOptions()), ("org.example.App.quiet", quiet)] {
-            _ = try d.request(.sandboxed(app, .openSession(session, options, peer: ":1.2")))
+            _ = try d.request(.openSession(session, options, peer: ":1.2"), from: app)
             let id = try d.download("http://a/\(session)", session: session)
             try d.wake(.schedule)
             try d.run(.transferEnded(task: id, received: 0, TransferOutcome(curlCode: 0, httpStatus: 404)))
@@ -52,11 +52,11 @@ import Testing
         try d.start()
         try d.openSession("host")
         let hostTask = try d.download("http://a/1", session: "host")
-        _ = try d.request(.sandboxed(app, .openSession("org.example.App.mine", SessionOptions(), peer: ":1.2")))
+        _ = try d.request(.openSession("org.example.App.mine", SessionOptions(), peer: ":1.2"), from: app)
         let mineTask = try d.download("http://a/2", session: "org.example.App.mine")
         #expect(d.core.app(ofSession: "org.example.App.mine") == app.id && d.core.app(ofSession: "host") == "")
-        func denied(_ r: AgentRequest) -> FerryError.Kind? {
-            do { _ = try d.request(.sandboxed(app, r)); return nil } catch let e as FerryError { return e.kind } catch { return nil }
+        func denied<R: CoreRequest>(_ r: R) -> FerryError.Kind? {
+            do { _ = try d.request(r, from: app); return nil } catch let e as FerryError { return e.kind } catch { return nil }
         }
         #expect(denied(.getTask(hostTask)) == .noSuchTask)
         #expect(denied(.cancel(hostTask)) == .noSuchTask)
@@ -67,14 +67,14 @@ import Testing
         var launching = SessionOptions()
         launching.launchCommand = ["/bin/true"]
         #expect(denied(.openSession("org.example.App.other", launching, peer: ":1.2")) == .accessDenied)
-        guard case .tasks(let listed) = try d.request(.sandboxed(app, .listTasks(session: "", after: 0, limit: 0))) else { Issue.record(); return }
+        let listed = try d.request(.listTasks(session: "", after: 0, limit: 0), from: app)
         #expect(listed.map(\.id) == [mineTask])
-        guard case .count(let paused) = try d.request(.sandboxed(app, .pauseAll(session: ""))) else { Issue.record(); return }
+        let paused = try d.request(.pauseAll(session: ""), from: app)
         #expect(paused == 1 && d.ledger.tasks[hostTask]?.state != .paused)
         // The host keeps seeing everything, and reopening an app's session does not take it over.
         _ = try d.request(.openSession("org.example.App.mine", SessionOptions(), peer: ":1.1"))
         #expect(d.core.app(ofSession: "org.example.App.mine") == app.id)
-        guard case .tasks(let all) = try d.request(.listTasks(session: "", after: 0, limit: 0)) else { Issue.record(); return }
+        let all = try d.request(.listTasks(session: "", after: 0, limit: 0))
         #expect(all.map(\.id) == [hostTask, mineTask])
     }
 
@@ -87,11 +87,8 @@ import Testing
         squatted.appHome = "/home/u/.var/app/com.evil.App"
         d.ledger.sessions["dev.ferry.cli"] = squatted
         try d.start()
-        guard case .session(_, let created, _, let inbox) = try d.request(.openSession("dev.ferry.cli", SessionOptions(), peer: ":1.2")) else {
-            Issue.record("no session")
-            return
-        }
-        #expect(!created && inbox == StateFolder("/state").inbox("dev.ferry.cli"))
+        let opened = try d.request(.openSession("dev.ferry.cli", SessionOptions(), peer: ":1.2"))
+        #expect(!opened.created && opened.inbox == StateFolder("/state").inbox("dev.ferry.cli"))
         #expect(d.core.app(ofSession: "dev.ferry.cli") == "" && d.ledger.sessions["dev.ferry.cli"]?.app == "")
     }
 }

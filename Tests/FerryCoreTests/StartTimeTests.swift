@@ -10,8 +10,7 @@ import Testing
         let at = d.now + 60_000_000
         var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
         draft.state = .waiting; draft.reason = .scheduled; draft.retryAt = at
-        let created = try d.run(.request(.createTasks(session: "s", [draft])))
-        let ids = created.compactMap { if case .reply(.taskIDs(let ids)) = $0 { return ids.first } else { return nil } }
+        let (ids, created) = try d.answer(.createTasks(session: "s", [draft]))
         let id = try #require(ids.first)
         #expect(created.contains { if case .wake(.retry, let when) = $0 { return when == at } else { return false } })
         #expect(try d.wake(.schedule).started.isEmpty)
@@ -29,7 +28,7 @@ import Testing
         try d.openSession()
         var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
         draft.state = .paused; draft.retryAt = d.now + 60_000_000
-        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [draft])) else { Issue.record("no ids"); return }
+        let ids = try d.request(.createTasks(session: "s", [draft]))
         _ = try d.request(.resume(ids[0]))
         #expect(d.ledger.tasks[ids[0]]?.state == .waiting)
         #expect(d.ledger.tasks[ids[0]]?.reason == .scheduled)
@@ -46,7 +45,7 @@ import Testing
         let plain = try d.download("http://a/1")
         var own = TaskRecord(session: "", url: "http://a/2", host: "a")
         own.maxRate = 0   // explicitly none
-        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [own])) else { Issue.record("no ids"); return }
+        let ids = try d.request(.createTasks(session: "s", [own]))
         #expect(d.ledger.tasks[plain]?.maxRate == 50_000)
         #expect(d.ledger.tasks[ids[0]]?.maxRate == 0)
     }
@@ -62,7 +61,7 @@ import Testing
         try d.openSession()
         var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
         draft.maxAttempts = 2
-        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [draft])) else { Issue.record("no ids"); return }
+        let ids = try d.request(.createTasks(session: "s", [draft]))
         let id = ids[0]
         try d.wake(.schedule)
         try d.run(.transferEnded(task: id, received: 0, refused))
@@ -82,7 +81,7 @@ import Testing
         try d.openSession()
         var draft = TaskRecord(session: "", url: "http://a/f", host: "a")
         draft.deadline = 500_000   // half a second from creation (the decoder's relative value)
-        guard case .taskIDs(let ids) = try d.request(.createTasks(session: "s", [draft])) else { Issue.record("no ids"); return }
+        let ids = try d.request(.createTasks(session: "s", [draft]))
         #expect(d.ledger.tasks[ids[0]]?.deadline == d.now + 500_000)
         try d.wake(.schedule)
         try d.run(.transferEnded(task: ids[0], received: 0, refused))   // the first retry is 1 s away

@@ -30,7 +30,7 @@ extension BusService {
             var draft = try RequestDecoder.upload(url: m.url, file: m.file, m.options)
             guard case .sandboxed(let app) = c.caller else {
                 return answer(
-                    .success(try run(.createTasks(session: m.session, [draft]), c).expect("a task") { $0.taskID }))
+                    .success(try run(CreateTasks(session: m.session, [draft]), c)[0]))
             }
             // Opened along the path it was allowed, no link on the way.
             fd = ferry_openat2(
@@ -53,7 +53,7 @@ extension BusService {
         _ answer: @escaping (Result<Int64, Error>) -> Void
     ) {
         do {
-            _ = try run(.getSession(session), c, checkPaths: false)  // its session, before any copying
+            _ = try run(GetSession(session), c, checkPaths: false)  // its session, before any copying
         } catch {
             close(fd)
             return answer(.failure(error))
@@ -73,9 +73,7 @@ extension BusService {
                     draft.expected = copy.size
                     draft.lastModified = nil  // the agent's own copy: nobody changes it
                     do {
-                        return try run(.createTasks(session: session, [draft]), c, checkPaths: false).expect("a task") {
-                            $0.taskID
-                        }
+                        return try run(CreateTasks(session: session, [draft]), c, checkPaths: false)[0]
                     } catch {
                         unlink(copy.path)
                         throw error

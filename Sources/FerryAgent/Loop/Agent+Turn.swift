@@ -52,15 +52,12 @@ extension Agent {
     func handle(_ input: AgentInput) {
         assert(open.isOpen && !CurlMulti.insideCurl, "an agent input outside a turn or inside a curl callback")
         open.seam.input(input)
-        // Only requests throw, and they come through `handle(request:)`.
-        for e in (try? core.handle(input, now: MainLoop.now, ledger: store)) ?? [] { route(e) }
+        for e in core.handle(input, now: MainLoop.now, ledger: store) { route(e) }
     }
 
-    func handle(request r: AgentRequest) throws -> AgentReply {
-        var reply = AgentReply.none
-        for e in try core.handle(.request(r), now: MainLoop.now, ledger: store) {
-            if case .reply(let answer) = e { reply = answer } else { route(e) }
-        }
+    func handle<R: CoreRequest>(request r: R, from app: SandboxedApp?) throws -> R.Reply {
+        let (reply, effects) = try core.answer(r, from: app, now: MainLoop.now, ledger: store)
+        for e in effects { route(e) }
         return reply
     }
 
@@ -76,8 +73,6 @@ extension Agent {
         case .continueBody(let id, let decision):
             // At once, within the round: the paused transfer's bytes reach its file in it.
             transfers.continueBody(id, decision)
-        case .reply:
-            break
         default:
             open.afterCommit(e)
         }
@@ -126,7 +121,7 @@ extension Agent {
         case .launcherChanged: signals.launcherChanged()
         case .launch(let session, let target): launch(session, target)
         case .log(let level, let message): log.log(level: level.logger, "\(message)")
-        case .reply, .store, .wake, .continueBody: break
+        case .store, .wake, .continueBody: break
         }
     }
 }

@@ -143,14 +143,16 @@ public final class Agent {
         feed(.stopping(received: received))
     }
 
-    /// A request from the bus: its answer, given only once its changes are durable.
-    func request(_ r: AgentRequest) throws -> AgentReply {
+    /// A request from the bus (`app`: a sandboxed app's): its answer, given only once its
+    /// changes are durable.
+    func request<R: CoreRequest>(_ r: R, from app: SandboxedApp? = nil) throws -> R.Reply {
         // Only a call to the agent's unique name can come before the well-known name is its own.
         guard store != nil else {
             throw FerryError(.storeUnavailable, "the agent is starting: its store is not open yet")
         }
-        var reply: Result<AgentReply, Error> = .success(.none)
-        let committed = turn { reply = Result { try handle(request: r) } }
+        var reply: Result<R.Reply, Error>?
+        let committed = turn { reply = Result { try handle(request: r, from: app) } }
+        guard let reply else { throw FerryError(.failed, "internal error: the request's turn did not run") }
         let answer = try reply.get()
         guard committed else {
             if let e = open.lastFailure as? FerryError, e.kind == .storeUnavailable { throw e }

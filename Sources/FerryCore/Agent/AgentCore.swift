@@ -33,21 +33,12 @@ public struct AgentCore: Sendable {
         speed.upload.limit = settings.uploadLimit
     }
 
-    /// The one entry point: what an input means, as effects. A request's answer is its `.reply`
-    /// effect; a refused request throws and changes nothing.
-    public mutating func handle(_ input: AgentInput, now: Int64, ledger: AgentLedger) throws -> [AgentEffect] {
-        if turnStart == nil {
-            tasks.journal = TaskJournal()
-            sessions.lastSeqBeforeTurn = [:]
-            turnStart = TurnStart(self)
-        }
+    /// The entry point of every input but requests (`answer`): what it means, as effects.
+    public mutating func handle(_ input: AgentInput, now: Int64, ledger: AgentLedger) -> [AgentEffect] {
+        beginTurnIfNeeded()
         let ctx = context(now, ledger)
         switch input {
         case .started(let state): return started(state, now, ledger)
-        case .request(let r):
-            var (reply, effects) = try request(r, ctx)
-            effects.append(.reply(reply))
-            return effects
         case .responseBegan(let id, let head): return absorb(tasks.responseBegan(id, head, ctx), ctx)
         case .progressed(let id, let received): return absorb(tasks.progressed(id, received, ctx), ctx)
         case .stagingSpace(let id, let received, let space):
@@ -121,6 +112,14 @@ public struct AgentCore: Sendable {
     /// Effects on their way out: a wake goes through the plan (one of each armed in the shell;
     /// retries and stalls at the earliest moment asked for). In place: an effect copied to
     /// another list would retain every field of the record it carries.
+    /// The first input of a turn notes what a turn that cannot commit puts back.
+    mutating func beginTurnIfNeeded() {
+        guard turnStart == nil else { return }
+        tasks.journal = TaskJournal()
+        sessions.lastSeqBeforeTurn = [:]
+        turnStart = TurnStart(self)
+    }
+
     mutating func armed(_ effects: consuming [AgentEffect]) -> [AgentEffect] {
         var effects = effects
         // Looked at where they lie: iterating (or a predicate's argument) copies each effect.

@@ -2,7 +2,6 @@
 /// wakes are armed at once; everything else waits until the turn committed (and is dropped if
 /// it cannot commit), in the order given.
 public enum AgentEffect: Sendable, Equatable {
-    indirect case reply(AgentReply)
     indirect case store(StoreWrite)
     case wake(AgentWake, at: Int64?)
     indirect case startTransfer(TaskRecord, TaskMachine.TransferPlan, stallSeconds: Int, credential: Credential?)
@@ -88,21 +87,6 @@ public enum StoreWrite: Sendable, Equatable {
         default: return false
         }
     }
-}
-
-/// The answer to a request.
-public enum AgentReply: Sendable, Equatable {
-    case none
-    case session(identifier: String, created: Bool, latestSeq: UInt64, inbox: String)
-    case taskIDs([Int64])
-    case tasks([TaskRecord])
-    case task(TaskRecord)
-    case resumeData(ResumeData)
-    /// Events, with the resume data of resumable completions by task.
-    case events([QueuedEvent], resumeData: [Int64: ResumeData])
-    case count(Int)
-    case status(counts: [String: Int], running: Int, badge: Int)
-    case sessionInfo(SessionInfo)
 }
 
 /// A session as GetSession shows it.

@@ -2,7 +2,6 @@
 public enum AgentInput: Sendable {
     /// The agent started: what the store holds besides tasks.
     case started(AgentStartState)
-    indirect case request(AgentRequest)
     /// A response's headers arrived and its body began (read after curl returned).
     indirect case responseBegan(task: Int64, ResponseHead)
     case progressed(task: Int64, received: Int64)

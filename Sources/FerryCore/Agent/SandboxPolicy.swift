@@ -4,28 +4,15 @@
 /// session cover its own sessions only. It cannot reset the user's badge, nor set a command for
 /// the agent to run. (Paths are checked by the bus layer, which can resolve them on disk.)
 ///
-/// A pure decision over a read of memory and the store: it returns what to run, or throws;
-/// `AgentCore` carries the decision out.
-struct SandboxPolicy {
+/// A pure decision over a read of memory and the store: a `Grant`, or it throws; `AgentCore`
+/// runs the request as granted.
+public struct SandboxPolicy {
     let app: SandboxedApp
     let sessions: SessionBook
     let limits: AppLimits
     let ledger: AgentLedger
     /// A running task's session (memory knows tasks the store does not show yet).
     let liveSession: (Int64) -> String?
-
-    /// What to do for the app's request.
-    enum Decision {
-        /// The request, as the host's would run.
-        case run(AgentRequest)
-        /// OpenSession, the session the app's.
-        case open(String, SessionOptions, peer: String)
-        /// The request for each of the app's sessions, their counts added.
-        case eachOfItsSessions([AgentRequest])
-        case list(sessions: [String], after: Int64, limit: Int)
-        case section(sessions: [String], active: Bool, offset: Int, limit: Int)
-        case status(sessions: [String])
-    }
 
     /// The app's own sessions.
     var mine: [String] { sessions.configs.filter { $0.value.app.utf8.elementsEqual(app.id.utf8) }.keys.sorted() }
@@ -39,52 +26,32 @@ struct SandboxPolicy {
         return alias
     }
 
-    /// `r`'s session names already made keys (`key`). By the request's reach (`RequestReach`),
-    /// with two rules of their own: a session's namespace, resume data's signature.
-    func decide(_ r: AgentRequest) throws -> Decision {
-        switch r.reach {
-        case .opening(let id):
-            guard case .openSession(_, let options, let peer) = r else { break }
-            try mayOpen(id, options)
-            return .open(id, options, peer: peer)
+    /// What the app may do with a request of this reach (its session names already made keys,
+    /// `key`): run it as asked, or over its own sessions; or it throws. Every reach is named.
+    func grant(_ reach: RequestReach) throws -> Grant {
+        switch reach {
+        case .opening:
+            return Grant(app: app)  // its namespace: OpenSession's rule of its own (`mayOpen`)
         case .making(let session, let count):
             try mayCreate(in: session, count)
-            switch r {
-            case .createTasks(let session, let drafts):
-                return .run(.createTasks(session: session, drafts.map(Self.rankedBelowTheUser)))
-            case .createFromResumeData(let session, let data, let draft, let given):
-                try mayContinue(data)
-                return .run(
-                    .createFromResumeData(
-                        session: session, data, Self.rankedBelowTheUser(draft), destinationGiven: given))
-            default: break
-            }
+            return Grant(app: app)
         case .session(let session):
             try own(session)
-            return .run(r)
-        case .page(let session, _):
-            let sessions = try ownOrMine(session)
-            switch r {
-            case .listTasks(_, let after, let limit): return .list(sessions: sessions, after: after, limit: limit)
-            case .listSection(_, let active, let offset, let limit):
-                return .section(sessions: sessions, active: active, offset: offset, limit: limit)
-            default: break
-            }
-        case .sessions(let session):
-            return .eachOfItsSessions(try ownOrMine(session).map(r.only))
+            return Grant(app: app)
+        case .page(let session, _), .sessions(let session):
+            return Grant(app: app, sessions: try ownOrMine(session))
         case .tasks(let ids):
             for id in ids { try visible(id) }
-            return .run(r)
+            return Grant(app: app)
         case .agent:
-            return .status(sessions: mine)
+            return Grant(app: app, sessions: mine)
         case .userOnly(let why):
             throw FerryError(.accessDenied, why)
         }
-        throw FerryError(.invalidArgument, "a request the sandbox policy does not know")  // a table out of step
     }
 
     /// OpenSession of an app: its own names only, no command to run, within its limits.
-    private func mayOpen(_ id: String, _ options: SessionOptions) throws {
+    func mayOpen(_ id: String, _ options: SessionOptions) throws {
         if options.launchCommand != nil {
             throw FerryError(
                 .accessDenied,
@@ -108,7 +75,7 @@ struct SandboxPolicy {
     }
 
     /// Resume data names the task whose kept bytes it continues: only the app's own.
-    private func mayContinue(_ data: ResumeData) throws {
+    func mayContinue(_ data: ResumeData) throws {
         guard data.signedByAgent else {
             throw FerryError(
                 .invalidResumeData,

@@ -6,7 +6,7 @@ extension SessionBook {
     mutating func open(
         _ identifier: String, _ options: SessionOptions, peer: String, app: SandboxedApp?,
         settings: AgentCore.Settings, _ ledger: AgentLedger
-    ) throws -> (reply: AgentReply, effects: [AgentEffect]) {
+    ) throws -> (reply: SessionOpened, effects: [AgentEffect]) {
         // an alias's name
         try AgentCore.validateSessionIdentifier(app.map { SessionKey.name(of: identifier, app: $0.id) } ?? identifier)
         let existing = try ledger.session(identifier)
@@ -37,7 +37,7 @@ extension SessionBook {
         configs[identifier] = config
         if queues[identifier] == nil { queues[identifier] = EventQueue() }
         if !peer.isEmpty { clients[identifier, default: []].insert(peer) }
-        let reply = AgentReply.session(
+        let reply = SessionOpened(
             identifier: identifier, created: existing == nil, latestSeq: queues[identifier]?.lastSeq ?? 0,
             inbox: SessionRules(session: identifier, config: config, settings: settings).inbox)
         return (reply, effects)

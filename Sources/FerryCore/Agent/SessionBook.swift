@@ -153,9 +153,9 @@ struct SessionBook: Sendable {
 
     /// A page of the session's events, with the resume data of the failed or canceled
     /// downloads among them whose bytes are still kept.
-    func fetchEvents(_ session: String, after: UInt64, limit: Int, _ ledger: AgentLedger) throws -> AgentReply {
+    func fetchEvents(_ session: String, after: UInt64, limit: Int, _ ledger: AgentLedger) throws -> FetchedEvents {
         guard let q = queues[session] else { throw Self.noSuchSession(session) }
-        let events = q.fetch(after: after, limit: AgentRequest.pageSize(limit))
+        let events = q.fetch(after: after, limit: pageSize(limit))
         var blobs: [Int64: ResumeData] = [:]
         for e in events {
             guard case .completed(_, _, true) = e.event, let r = try? ledger.task(e.task), r.kind == .download,
@@ -164,7 +164,7 @@ struct SessionBook: Sendable {
             let staged = ledger.stagedBytes(e.task)
             if staged > 0 { blobs[e.task] = AgentCore.resumeBlob(r, staged: staged) }
         }
-        return .events(events, resumeData: blobs)
+        return FetchedEvents(events: events, resumeData: blobs)
     }
 
     /// Rolls every queue back to its last sequence number in `lastSeq` (a turn that could not

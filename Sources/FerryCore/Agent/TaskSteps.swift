@@ -1,6 +1,6 @@
 /// What the router hands `RunningTasks` with an event: the time, the store, and what the
 /// agent's other machines know that a task's step reads (never changes).
-struct TaskContext {
+public struct TaskContext {
     let now: Int64
     let ledger: AgentLedger
     let settings: AgentCore.Settings
