@@ -12,7 +12,8 @@ extension Transfer {
             authenticate: httpStatus == 401 ? header("WWW-Authenticate") : proxyAuthenticate)
         (outcome.rejection, outcome.effectiveURL) = (rejection, httpStatus == 401 || isUpload ? effectiveURL : nil)
         outcome.refusedBody = decodedBeyondBound
-        outcome.decodedAnswer = decodes && ContentCoding.isEncoded(header("Content-Encoding"))
+        // Read only for libcurl's out-of-memory (27): no header look-up on every transfer's end.
+        outcome.decodedAnswer = code == 27 && decodes && ContentCoding.isEncoded(header("Content-Encoding"))
         (outcome.replyCut, outcome.replyHeaders) = (reply?.cut ?? false, isUpload ? replyHeaders() : nil)
         if isUpload {  // the core reads what they mean
             for name in TransferOutcome.uploadFieldNames {
