@@ -8,11 +8,10 @@ extension RunningTasks {
         var plan = scheduler
         // Sandboxed apps together keep one slot free for the user and host programs: an app's
         // queue of 10,000 on hosts that never answer cannot hold every transfer.
+        // Counted at the first app's task met: the user's queue alone costs nothing.
         let appShare = max(1, scheduler.maxTotal - 1)
-        var appsRunning = attached.reduce(0) { n, id in
-            guard let r = machines[id]?.record, !ctx.config(r.session).app.isEmpty else { return n }
-            return n + 1
-        }
+        var appsRunning: Int?
+        let attached = attached, machines = machines
         let next: [TaskRecord]
         do {
             let network = ctx.network
@@ -22,7 +21,13 @@ extension RunningTasks {
             ) { r in
                 guard plan.mayStart(host: r.host) else { return .skipHost }
                 let c = ctx.config(r.session)
-                if !c.app.isEmpty, appsRunning >= appShare { return .skipSession }
+                if !c.app.isEmpty {
+                    let running =
+                        appsRunning
+                        ?? attached.count { id in machines[id].map { !ctx.app($0.record.session).isEmpty } ?? false }
+                    appsRunning = running
+                    if running >= appShare { return .skipSession }
+                }
                 let policy = SessionPolicy(
                     allowMetered: c.allowMetered, discretionary: c.discretionary, perHostLimit: c.perHostLimit)
                 guard
@@ -31,7 +36,7 @@ extension RunningTasks {
                         runningForHost: plan.running(session: r.session, host: r.host))
                 else { return .skipTask }
                 plan.started(host: r.host, session: r.session)
-                if !c.app.isEmpty { appsRunning += 1 }
+                if !c.app.isEmpty { appsRunning? += 1 }
                 return .take
             }
         } catch {

@@ -5,8 +5,10 @@ extension RunningTasks {
     mutating func responseBegan(_ id: Int64, _ head: ResponseHead, _ ctx: TaskContext) -> TaskSteps {
         guard attached.contains(id), machines[id] != nil else { return TaskSteps() }
         var decision = TaskMachine.BodyDecision.append
+        var session = ""
         var steps =
             (try? step(id, ctx) { m, _ in
+                session = m.record.session
                 let (body, actions) = m.responseBegan(
                     status: head.status, contentRangeStart: head.contentRangeStart,
                     totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
@@ -21,7 +23,7 @@ extension RunningTasks {
         let more = max(0, (head.totalLength ?? kept) - kept)
         if !refused, let space = head.stagingSpace,
             let refusal = ctx.settings.stateReserve.refusal(writing: more, space)
-                ?? appRefusal(id, holding: kept + more, space, ctx)
+                ?? appRefusal(id, session, holding: kept + more, space, ctx)
         {
             // No decision: the transfer stays paused before its first byte until it is stopped.
             steps.effects.append(.stopTransfer(id))
@@ -35,10 +37,11 @@ extension RunningTasks {
 
     /// Why a sandboxed app's download that will hold `bytes` in staging waits: its app's other
     /// downloads (those running counted at the length they announced) would pass its share.
-    func appRefusal(_ id: Int64, holding bytes: Int64, _ space: DiskSpace, _ ctx: TaskContext) -> String? {
-        guard let session = machines[id]?.record.session, case let app = ctx.app(session), !app.isEmpty else {
-            return nil
-        }
+    func appRefusal(
+        _ id: Int64, _ session: String, holding bytes: Int64, _ space: DiskSpace, _ ctx: TaskContext
+    ) -> String? {
+        let app = ctx.app(session)
+        guard !app.isEmpty else { return nil }
         let sessions = ctx.configs.filter { $0.value.app == app }.map(\.key)
         var holding = (try? ctx.ledger.heldInStaging(sessions: sessions)) ?? 0
         for other in attached where other != id {
@@ -53,7 +56,7 @@ extension RunningTasks {
     mutating func stagingSpace(_ id: Int64, received: Int64, _ space: DiskSpace, _ ctx: TaskContext) -> TaskSteps {
         guard attached.contains(id),
             let refusal = ctx.settings.stateReserve.refusal(writing: 0, space)
-                ?? appRefusal(id, holding: received, space, ctx)
+                ?? appRefusal(id, machines[id]?.record.session ?? "", holding: received, space, ctx)
         else {
             return TaskSteps()
         }
