@@ -23,7 +23,7 @@ extension RunningTasks {
         let more = max(0, (head.totalLength ?? kept) - kept)
         if !refused, let space = head.stagingSpace,
             let refusal = ctx.settings.stateReserve.refusal(writing: more, space)
-                ?? appRefusal(id, session, holding: kept + more, space, ctx)
+                ?? appRefusal(id, session, needing: kept + more, space, ctx)
         {
             // No decision: the transfer stays paused before its first byte until it is stopped.
             steps.effects.append(.stopTransfer(id))
@@ -38,7 +38,7 @@ extension RunningTasks {
     /// Why a sandboxed app's download that will hold `bytes` in staging waits: its app's other
     /// downloads (those running counted at the length they announced) would pass its share.
     func appRefusal(
-        _ id: Int64, _ session: String, holding bytes: Int64, _ space: DiskSpace, _ ctx: TaskContext
+        _ id: Int64, _ session: String, needing bytes: Int64, _ space: DiskSpace, _ ctx: TaskContext
     ) -> String? {
         let app = ctx.app(session)
         guard !app.isEmpty else { return nil }
@@ -56,7 +56,7 @@ extension RunningTasks {
     mutating func stagingSpace(_ id: Int64, received: Int64, _ space: DiskSpace, _ ctx: TaskContext) -> TaskSteps {
         guard attached.contains(id),
             let refusal = ctx.settings.stateReserve.refusal(writing: 0, space)
-                ?? appRefusal(id, machines[id]?.record.session ?? "", holding: received, space, ctx)
+                ?? appRefusal(id, machines[id]?.record.session ?? "", needing: received, space, ctx)
         else {
             return TaskSteps()
         }
