@@ -47,10 +47,10 @@ let package = Package(
         // desktop/dev.ferry.Agent1.xml at build time (ferry-bus-codegen, run by BusCodegen).
         .target(name: "FerryBus", dependencies: ["CGLib", "CFerryShim", "FerryCore"],
                 path: "Sources/FerryBus", swiftSettings: agentSwift, plugins: ["BusCodegen"]),
-        // Its Swift runtime linked in: the package's build points the binaries' runtime at
-        // /usr/lib/ferry (not there yet when the build runs this tool).
+        // No unsafe flags anywhere in the library's closure: SwiftPM refuses such a package as a
+        // versioned dependency. (The .deb's build finds this tool's runtime: debian/rules.)
         .executableTarget(name: "ferry-bus-codegen", dependencies: ["CGLib"], path: "Sources/ferry-bus-codegen",
-                          swiftSettings: agentSwift, linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
+                          swiftSettings: agentSwift),
         .plugin(name: "BusCodegen", capability: .buildTool(), dependencies: ["ferry-bus-codegen"], path: "Plugins/BusCodegen"),
         // The agent's I/O shell: curl, SQLite, sd-bus, all on one GLib main loop.
         .target(name: "FerryAgent",
