@@ -72,12 +72,11 @@ let package = Package(
                                                                  .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Sources/ferry-downloads", swiftSettings: agentSwift),
 
-        // The seeds' apps, built by `swift build`: they use only the public library.
+        // The seeds' apps, built by `swift build`: they use only the public library, in Swift 6 mode.
         .executableTarget(name: "fetch-pdf", dependencies: ["Ferry",
                           .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/fetch-pdf"),
         .executableTarget(name: "podcast", dependencies: ["Ferry",
-                          .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/podcast",
-                          swiftSettings: agentSwift),
+                          .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/podcast"),
 
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
         .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry", "FerryAgent", "CSQLite"],

@@ -4,68 +4,33 @@
 import ArgumentParser
 import Ferry
 import Foundation
+import Synchronization
 
-/// The delegate: everything happens in callbacks, on the session's serial queue.
-final class FetchDelegate: FerrySessionDelegate, @unchecked Sendable {
-    let documents: URL
-    var taskID: UInt64 = 0
-    var lastPercent = -1
-    var exitCode: Int32?
-    let done = DispatchSemaphore(value: 0)
-    var opened: URL?
+/// Opens the document with the user's viewer (UIDocumentInteractionController's part).
+func open(_ file: URL) -> Int32 {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = ["xdg-open", file.path]
+    do { try p.run() } catch { print("cannot run xdg-open: \(error)"); return 1 }
+    p.waitUntilExit()
+    return p.terminationStatus == 0 ? 0 : 1
+}
 
-    init(documents: URL) { self.documents = documents }
+/// Prints a line each time the percentage changes (the progress closure runs on the session's
+/// threads, one call at a time).
+final class ProgressLine: Sendable {
+    private let lastPercent = Mutex(-1)
 
-    func urlSession(_ session: FerrySession, downloadTask: FerryDownloadTask, didWriteData bytesWritten: Int64,
-                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64?) {
-        guard downloadTask.taskIdentifier == taskID else { return }
-        if let total = totalBytesExpectedToWrite, total > 0 {
-            let percent = Int(totalBytesWritten * 100 / total)
-            guard percent != lastPercent else { return }
-            lastPercent = percent
-            print("\(percent)% (\(totalBytesWritten) of \(total) bytes)")
-        } else {
-            print("\(totalBytesWritten) bytes")
-        }
-    }
-
-    func urlSession(_ session: FerrySession, downloadTask: FerryDownloadTask, didFinishDownloadingTo location: URL) {
-        // The file is ours to move now; a file left here would go to the default destination.
-        do {
-            let file = try FerryFiles.move(location, into: documents)
-            print("saved \(file.path)")
-            if downloadTask.taskIdentifier == taskID { opened = file }
-        } catch {
-            print("cannot save \(location.lastPathComponent): \(error)")
-        }
-    }
-
-    func urlSession(_ session: FerrySession, task: FerryTask, didCompleteWithError error: FerryTaskError?) {
-        guard task.taskIdentifier == taskID else { return }
-        if let error {
-            FileHandle.standardError.write(Data("fetch-pdf: download failed: \(error.message)\n".utf8))
-            exitCode = 1
-        } else if let file = opened {
-            exitCode = open(file)
-        } else {
-            exitCode = 1
-        }
-        done.signal()
-    }
-
-    /// Opens the document with the user's viewer (UIDocumentInteractionController's part).
-    private func open(_ file: URL) -> Int32 {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["xdg-open", file.path]
-        do { try p.run() } catch { print("cannot run xdg-open: \(error)"); return 1 }
-        p.waitUntilExit()
-        return p.terminationStatus == 0 ? 0 : 1
+    func show(_ p: FerryProgress) {
+        guard let total = p.total, total > 0 else { print("\(p.completed) bytes"); return }
+        let percent = Int(p.completed * 100 / total)
+        guard lastPercent.withLock({ old in defer { old = percent }; return old != percent }) else { return }
+        print("\(percent)% (\(p.completed) of \(total) bytes)")
     }
 }
 
 @main
-struct FetchPDF: ParsableCommand {
+struct FetchPDF: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch-pdf",
         abstract: "Download a PDF in the background, then open it.")
@@ -82,17 +47,28 @@ struct FetchPDF: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let folder = documents.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FerryFiles.documentsDirectory
-        let delegate = FetchDelegate(documents: folder)
-        let session = try FerrySession(configuration: .background(withIdentifier: "dev.ferry.examples.FetchPDF"),
-                                       delegate: delegate)
-        // The task is created before it starts, so the delegate knows its id first.
-        let task = try session.downloadTask(with: URL(string: url)!, description: "fetch-pdf")
-        delegate.taskID = task.taskIdentifier
-        task.resume()
-        delegate.done.wait()
-        session.disconnect()
-        throw ExitCode(delegate.exitCode ?? 1)
+        var configuration = FerrySessionConfiguration.background(withIdentifier: "dev.ferry.examples.FetchPDF")
+        // A PDF of an earlier run that finished after it quit lands here too.
+        configuration.defaultDestination = folder
+        let session = try FerrySession(configuration: configuration)
+        defer { session.disconnect() }
+        // An earlier run's events (its file, its end) are read and let go: the file then goes
+        // to the default destination above.
+        let earlier = Task { for await _ in session.events {} }
+        defer { earlier.cancel() }
+        let line = ProgressLine()
+        let file: URL
+        do {
+            (file, _) = try await session.download(
+                for: FerryRequest(url: URL(string: url)!), description: "fetch-pdf", into: folder,
+                progress: { line.show($0) })
+        } catch let error as FerryTaskError {
+            FileHandle.standardError.write(Data("fetch-pdf: download failed: \(error.message)\n".utf8))
+            throw ExitCode(1)
+        }
+        print("saved \(file.path)")
+        throw ExitCode(open(file))
     }
 }

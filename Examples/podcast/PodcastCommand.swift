@@ -4,6 +4,7 @@
 import ArgumentParser
 import Ferry
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -71,52 +72,47 @@ struct PodcastCommand: ParsableCommand {
 
     /// Downloads what is neither on disk nor already in flight, and waits for every transfer.
     func downloadEpisodes(_ wanted: [Episode]) throws {
-        let app = Podcast(episodesFolder: episodesFolder)
-        for e in wanted { app.episodes[e.url.absoluteString] = e }
         let idle = DispatchSemaphore(value: 0)
-        app.onIdle = { idle.signal() }
+        let app = Podcast(episodesFolder: episodesFolder, episodes: wanted, onIdle: { idle.signal() })
         let session = try openSession(app)
         // Rebuild the progress buffer: first let a previous run's finished files land on disk…
         session.deliverPendingEvents()
-        let queue = session.delegateQueue
-        var started = 0
-        try queueSync(queue) {
-            // … then skip what is on disk or in flight.
+        let folder = episodesFolder
+        // … then, on the delegate queue (no callback in between), skip what is on disk or in flight.
+        let running = try onQueue(session.delegateQueue) { () throws -> Int in
             for t in try session.allTasks() {
-                app.inFlight[t.taskIdentifier] = t.originalRequest.url.absoluteString
+                app.state.withLock { $0.inFlight[t.taskIdentifier] = t.originalRequest.url.absoluteString }
                 // A run that died between creating a task and resuming it left it suspended;
                 // this app never suspends on purpose.
                 if t.state == .suspended { t.resume() }
             }
-            let busy = Set(app.inFlight.values)
+            let busy = Set(app.state.withLock { $0.inFlight.values })
             for e in wanted {
                 let key = e.url.absoluteString
-                if FileManager.default.fileExists(atPath: episodesFolder.appendingPathComponent(e.fileName).path) {
+                if FileManager.default.fileExists(atPath: folder.appendingPathComponent(e.fileName).path) {
                     print("\(e.fileName): already downloaded")
                 } else if busy.contains(key) {
                     print("\(e.fileName): already downloading")
                 } else {
                     let task = try session.downloadTask(with: e.url, description: e.title)
-                    app.inFlight[task.taskIdentifier] = key
+                    app.state.withLock { $0.inFlight[task.taskIdentifier] = key }
                     task.resume()
-                    started += 1
                 }
             }
+            return app.state.withLock { $0.inFlight.count }
         }
-        let running = queue.sync { app.inFlight.count }
         if running > 0 {
             print("downloading \(running) episode(s)")
             idle.wait()
         }
         session.disconnect()
-        if queue.sync({ app.failures }) > 0 { throw ExitCode(1) }
+        if app.state.withLock({ $0.failures }) > 0 { throw ExitCode(1) }
     }
 
     /// Relaunched by the agent: take the events, move the files, say we are done, exit.
     func handleBackgroundEvents() throws {
-        let app = Podcast(episodesFolder: episodesFolder)
         let idle = DispatchSemaphore(value: 0)
-        app.onIdle = { idle.signal() }
+        let app = Podcast(episodesFolder: episodesFolder, onIdle: { idle.signal() })
         let session = try openSession(app)
         if session.deliverPendingEvents(), (try? session.allTasks().isEmpty) ?? false {
             idle.signal()   // nothing left running: the drain callback may already have passed
@@ -132,32 +128,31 @@ struct PodcastCommand: ParsableCommand {
             throw ValidationError("not a feed URL: \(url)")
         }
         if u.isFileURL { return try Data(contentsOf: u) }
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: Result<Data, Error> = .failure(FeedError("no answer"))
+        let answer = Answer<Data>()
         URLSession.shared.dataTask(with: u) { data, response, error in
-            if let error { result = .failure(error) }
-            else if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-                result = .failure(FeedError("the feed server answered HTTP \(http.statusCode)"))
-            } else { result = .success(data ?? Data()) }
-            done.signal()
+            if let error {
+                answer.give(.failure(error))
+            } else if let http = response as? HTTPURLResponse, http.statusCode != 200 {
+                answer.give(.failure(FeedError("the feed server answered HTTP \(http.statusCode)")))
+            } else {
+                answer.give(.success(data ?? Data()))
+            }
         }.resume()
-        done.wait()
-        return try result.get()
+        return try answer.wait()
     }
 }
 
-/// Runs `body` on the delegate queue and waits (the app's state lives there).
-func queueSync(_ queue: OperationQueue, _ body: @escaping () throws -> Void) throws {
-    nonisolated(unsafe) var failure: Error?
-    let op = BlockOperation { do { try body() } catch { failure = error } }
-    queue.addOperations([op], waitUntilFinished: true)
-    if let failure { throw failure }
+/// A result handed from another thread, waited for.
+final class Answer<T: Sendable>: Sendable {
+    private let result = Mutex<Result<T, Error>?>(nil)
+    private let given = DispatchSemaphore(value: 0)
+    func give(_ r: Result<T, Error>) { result.withLock { $0 = r }; given.signal() }
+    func wait() throws -> T { given.wait(); return try result.withLock { $0! }.get() }
 }
 
-extension OperationQueue {
-    func sync<T>(_ body: @escaping () -> T) -> T {
-        nonisolated(unsafe) var value: T?
-        addOperations([BlockOperation { value = body() }], waitUntilFinished: true)
-        return value!
-    }
+/// Runs `body` on the delegate queue and waits for it (no callback runs in between).
+func onQueue<T: Sendable>(_ queue: OperationQueue, _ body: @escaping @Sendable () throws -> T) throws -> T {
+    let answer = Answer<T>()
+    queue.addOperation { answer.give(Result { try body() }) }
+    return try answer.wait()
 }

@@ -8,7 +8,7 @@ import Foundation
 ///         let session = try FerrySession(configuration: .background(withIdentifier: id), delegate: me)
 ///         // … events arrive; in urlSessionDidFinishEvents: session.finishedHandlingEvents()
 ///     }
-public enum FerryBackgroundLaunch {
+public enum FerryBackgroundLaunch: Sendable {
     /// The environment variable the agent sets.
     public static let environmentKey = FerryRelease.backgroundSessionVariable
 

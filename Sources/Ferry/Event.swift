@@ -22,7 +22,7 @@ public struct FerryEvents: AsyncSequence, Sendable {
     public typealias Element = FerryEvent
     let mailbox: EventMailbox
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let mailbox: EventMailbox
         public mutating func next() async -> FerryEvent? { await mailbox.take() }
     }

@@ -4,7 +4,7 @@ import Foundation
 
 /// File helpers for apps handling finished downloads: moves that never overwrite, and the
 /// user's XDG folders (the same rules as the agent's).
-public enum FerryFiles {
+public enum FerryFiles: Sendable {
     /// The user's folder of that kind (XDG user dirs).
     public static var downloadsDirectory: URL { URL(fileURLWithPath: XDG.downloadDirectory, isDirectory: true) }
     public static var documentsDirectory: URL { URL(fileURLWithPath: XDG.documentsDirectory, isDirectory: true) }

@@ -18,9 +18,11 @@ public final class FerrySession: @unchecked Sendable {
     /// The agent's API over `client`.
     var agent: AgentProxy { AgentProxy(client) }
     let mailbox = EventMailbox()
+    /// The tasks `async` calls wait on (Session+Async.swift).
+    let awaited = AwaitedTasks()
     let inbox: URL
     private let lock = NSLock()
-    private var tasks: [UInt64: FerryTask] = [:]
+    private var taskObjects: [UInt64: FerryTask] = [:]
     var signals: SignalThread?
     // Delivery state (SessionDelivery.swift): only touched on `pump`.
     let pump = DispatchQueue(label: "dev.ferry.session.pump")
@@ -186,14 +188,14 @@ public final class FerrySession: @unchecked Sendable {
 
     private func register<T: FerryTask>(_ t: T) -> T {
         lock.lock(); defer { lock.unlock() }
-        tasks[t.taskIdentifier] = t
+        taskObjects[t.taskIdentifier] = t
         return t
     }
 
     /// The task object for an id (one object per task), built from the agent's record if new.
     func task(_ id: UInt64, info: TaskInfo? = nil) -> FerryTask? {
         lock.lock()
-        if let t = tasks[id] { lock.unlock(); if let info { t.update(from: info) }; return t }
+        if let t = taskObjects[id] { lock.unlock(); if let info { t.update(from: info) }; return t }
         lock.unlock()
         guard let info = info ?? (try? agent.getTask(task: Int64(id)))
         else { return nil }
@@ -206,8 +208,8 @@ public final class FerrySession: @unchecked Sendable {
             : FerryDownloadTask(id: id, request: request, description: info.description, state: .running, session: self)
         t.update(from: info)
         lock.lock(); defer { lock.unlock() }
-        if let existing = tasks[id] { return existing }
-        tasks[id] = t
+        if let existing = taskObjects[id] { return existing }
+        taskObjects[id] = t
         return t
     }
 
@@ -275,6 +277,8 @@ public final class FerrySession: @unchecked Sendable {
         signals?.stop()
         signals = nil
         mailbox.close()
+        awaited.failAll(
+            FerryError(.invalidState, "the session was disconnected: its tasks go on in the agent"))
         client.close()
     }
 

@@ -50,16 +50,27 @@ extension FerrySession {
         let e = batch[i]
         // Exactly once: a sequence number already handled in this process is never shown again.
         guard e.seq > DeliveryLedger.shared.delivered(configuration.identifier) else { deliver(batch, i + 1); return }
-        handle(e) { [self] in
+        // An event an `async` call took is not the delegate's: no drain callback for it alone.
+        let taken =
+            awaited.contains(e.task)
+            && task(e.task).map {
+                awaited.take(e.event, of: $0, resumeData: e.resumeData, fallback: leftoverDestination)
+            } == true
+        let acknowledge: @Sendable () -> Void = { [self] in
             pump.async { [self] in
                 if (try? agent.acknowledgeEvents(session: configuration.identifier, upToSeq: e.seq)) != nil {
                     DeliveryLedger.shared.record(configuration.identifier, e.seq)
-                    if e.event.isDurable { durableSinceDrain = true }
+                    if e.event.isDurable && !taken { durableSinceDrain = true }
                     deliver(batch, i + 1)
                 } else {
                     pumping = false  // unacknowledged: it comes again on the next fetch
                 }
             }
+        }
+        if taken {
+            acknowledge()
+        } else {
+            handle(e, done: acknowledge)
         }
     }
 
@@ -155,9 +166,10 @@ extension FerrySession {
     /// A finished file the app did not move goes to the default destination (never deleted).
     private func claimLeftover(_ location: URL) {
         guard FileManager.default.fileExists(atPath: location.path) else { return }
-        let destination = configuration.defaultDestination ?? FerryFiles.downloadsDirectory
-        _ = try? FerryFiles.move(location, into: destination)
+        _ = try? FerryFiles.move(location, into: leftoverDestination)
     }
+
+    var leftoverDestination: URL { configuration.defaultDestination ?? FerryFiles.downloadsDirectory }
 
     private func present(_ event: FerryEvent, done: @escaping @Sendable () -> Void) {
         guard let delegate else { mailbox.put(event, done: done); return }

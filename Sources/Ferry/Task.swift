@@ -47,6 +47,13 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
         if (try? session.agent.resume(task: Int64(taskIdentifier))) != nil { setState(.running) }
     }
 
+    /// Starts a suspended task, saying why the agent refused (for the `async` calls).
+    func start() throws {
+        guard let session, state == .suspended else { return }
+        try session.agent.resume(task: Int64(taskIdentifier))
+        setState(.running)
+    }
+
     /// Pauses the task; the bytes so far are kept.
     public func suspend() {
         guard let session, state == .running else { return }
