@@ -2,7 +2,9 @@
 public struct FerryAuthenticationChallenge: Sendable, Equatable {
     /// "Basic", "Digest", …
     public var scheme: String
+    /// The protection space the server named.
     public var realm: String
+    /// The server (or proxy) that asked.
     public var host: String
     /// How many credentials were already refused for this task.
     public var previousFailureCount: Int
@@ -25,6 +27,7 @@ public enum FerryChallengeDisposition: Sendable, Equatable {
 
 /// A user name and password, and how long the agent keeps them (URLCredential).
 public struct FerryCredential: Sendable, Equatable {
+    /// How long the agent keeps a credential.
     public enum Persistence: Sendable, Equatable {
         /// This task only.
         case none
@@ -35,9 +38,13 @@ public struct FerryCredential: Sendable, Equatable {
         /// realm, across restarts, without asking again.
         case permanent
     }
+    /// The user name.
     public var user: String
+    /// The password; the agent never logs it.
     public var password: String
+    /// How long the agent keeps it.
     public var persistence: Persistence
+    /// A credential kept as long as `persistence` says.
     public init(user: String, password: String, persistence: Persistence) {
         self.user = user; self.password = password; self.persistence = persistence
     }

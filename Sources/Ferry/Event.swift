@@ -22,8 +22,10 @@ public struct FerryEvents: AsyncSequence, Sendable {
     public typealias Element = FerryEvent
     let mailbox: EventMailbox
 
+    /// Hands out the events one at a time; asking for the next acknowledges the previous one.
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let mailbox: EventMailbox
+        /// The next event, or nil once the session is disconnected.
         public mutating func next() async -> FerryEvent? { await mailbox.take() }
     }
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(mailbox: mailbox) }

@@ -7,6 +7,7 @@ import Foundation
 public enum FerryFiles: Sendable {
     /// The user's folder of that kind (XDG user dirs).
     public static var downloadsDirectory: URL { URL(fileURLWithPath: XDG.downloadDirectory, isDirectory: true) }
+    /// The user's documents folder (XDG_DOCUMENTS_DIR).
     public static var documentsDirectory: URL { URL(fileURLWithPath: XDG.documentsDirectory, isDirectory: true) }
 
     /// Moves `file` into `directory` as `name` (default: its own name), never replacing an

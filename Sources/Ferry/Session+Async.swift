@@ -11,6 +11,7 @@ public struct FerryProgress: Sendable, Equatable {
     /// 0 to 1, when the size is known.
     public var fraction: Double? { total.flatMap { $0 > 0 ? Double(completed) / Double($0) : nil } }
 
+    /// Progress of `completed` bytes out of `total` (nil: unknown).
     public init(completed: Int64, total: Int64?) { self.completed = completed; self.total = total }
 }
 

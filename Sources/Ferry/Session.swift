@@ -7,7 +7,9 @@ import Foundation
 /// and in order, to the delegate on the delegate queue, or to `events` when there is no delegate.
 /// Creating a session whose identifier exists reconnects to it and replays its pending events.
 public final class FerrySession: @unchecked Sendable {
+    /// What the session was opened with.
     public let configuration: FerrySessionConfiguration
+    /// Gets the events; nil hands them to ``events``.
     public let delegate: FerrySessionDelegate?
     /// Callbacks run here (a serial queue when the app gave none).
     public let delegateQueue: OperationQueue
@@ -120,6 +122,8 @@ public final class FerrySession: @unchecked Sendable {
 
     // MARK: - Tasks
 
+    /// A download of `url` (GET), created suspended: call `resume()`. `description` is the
+    /// task's free text (URLSessionTask.taskDescription), shown to the user in the Downloads window.
     public func downloadTask(with url: URL, description: String = "") throws -> FerryDownloadTask {
         try downloadTask(with: FerryRequest(url: url), description: description)
     }
@@ -218,6 +222,7 @@ public final class FerrySession: @unchecked Sendable {
         DispatchQueue.global().async { [self] in completionHandler((try? allTasks()) ?? []) }
     }
 
+    /// The session's unfinished tasks, with current figures, read from the agent now.
     public func allTasks() throws -> [FerryTask] {
         var out: [FerryTask] = []
         try agent.forEachPage(session: configuration.identifier) { infos in

@@ -40,8 +40,10 @@ public struct FerrySessionConfiguration: Sendable, Equatable {
     /// The D-Bus address of the agent's bus; nil means the session bus. (Tests use private buses.)
     public var busAddress: String? = nil
 
+    /// A background session named `identifier`, with the defaults below.
     public init(identifier: String) { self.identifier = identifier }
 
+    /// A background session named `identifier` (URLSessionConfiguration.background(withIdentifier:)).
     public static func background(withIdentifier identifier: String) -> FerrySessionConfiguration {
         FerrySessionConfiguration(identifier: identifier)
     }

@@ -11,6 +11,7 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
 
     /// The agent's id: unique for the user, stable across app and agent restarts.
     public let taskIdentifier: UInt64
+    /// The request the task was made with.
     public let originalRequest: FerryRequest
     weak var session: FerrySession?
     private let lock = NSLock()
@@ -28,17 +29,22 @@ public class FerryTask: @unchecked Sendable, CustomStringConvertible {
 
     private func locked<T>(_ body: () -> T) -> T { lock.lock(); defer { lock.unlock() }; return body() }
 
+    /// Where the task is, as the latest event or call left it.
     public var state: State { locked { _state } }
     /// Free text for the app (URLSessionTask.taskDescription), kept by the agent.
     public var taskDescription: String { locked { _description } }
+    /// Bytes of a download received so far.
     public var countOfBytesReceived: Int64 { locked { _received } }
     /// nil while the size is unknown (URLSessionTask uses -1).
     public var countOfBytesExpectedToReceive: Int64? { locked { self is FerryUploadTask ? nil : _expected } }
+    /// Bytes of an upload's body sent so far.
     public var countOfBytesSent: Int64 { locked { _sent } }
+    /// The upload body's size (0 for a download).
     public var countOfBytesExpectedToSend: Int64? { locked { self is FerryUploadTask ? _expected : 0 } }
     /// Why the task failed, once completed.
     public var error: FerryTaskError? { locked { _error } }
 
+    /// The task's kind, id and URL, for logs.
     public var description: String { "\(type(of: self))(\(taskIdentifier), \(originalRequest.url.absoluteString))" }
 
     /// Starts or continues the task.
@@ -123,6 +129,7 @@ public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
         completionHandler(data)
     }
 
+    /// Cancels the task and returns resume data (nil when nothing can be resumed).
     public func cancelByProducingResumeData() async -> Data? {
         await withCheckedContinuation { c in cancel(byProducingResumeData: { c.resume(returning: $0) }) }
     }
@@ -142,9 +149,13 @@ public final class FerryUploadTask: FerryTask, @unchecked Sendable {
 /// server sent more) and header fields (names in lower case, as HTTP/2 writes them; no
 /// Set-Cookie).
 public struct FerryUploadReply: Sendable, Equatable {
+    /// The final HTTP status.
     public var statusCode: Int
+    /// The body, at most 1 MiB.
     public var data: Data
+    /// The server sent more than 1 MiB; `data` is its start.
     public var isCut: Bool
+    /// Header fields, names in lower case; repeated ones joined with ", ".
     public var headers: [String: String] = [:]
 
     /// A header field by name, in any case.
