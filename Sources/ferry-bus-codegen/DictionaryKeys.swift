@@ -44,7 +44,10 @@ struct DictionaryKeys {
         let signatures = keys.map { "            case .\($0.caseName): \"\($0.signature)\"\n" }.joined()
         let required = keys.filter(\.required).map { ".\($0.caseName)" }
         let requiredCases = required.joined(separator: ", ")
-        let requiredBody = required.isEmpty ? "false" : "switch self { case \(requiredCases): true; default: false }"
+        let requiredBody =
+            required.isEmpty
+            ? "false"
+            : required.count == keys.count ? "true" : "switch self { case \(requiredCases): true; default: false }"
         return """
             extension \(type) {
                 /// The keys of its a{sv}, each with its D-Bus type (desktop/dev.ferry.Agent1.xml).

@@ -46,6 +46,7 @@ struct Generator {
         for (s, args) in signals { out += signalType(s, args) }
         out += "}\n\n"
         for keys in try dictionaries() { out += keys.source() }
+        out += try EventKeys(interface).source()
         out += handler(methods)
         out += clients(methods)
         return out

@@ -127,4 +127,42 @@ import Testing
         refused("completed", completed, "a completed event: 'resumable' must be b, not s")
         #expect(try SessionEvent(kind: "a-newer-kind", data: [:]) == nil, "a kind this client does not know")
     }
+
+    /// What other languages read: the XML's dev.ferry.Event.<kind> annotations name every key an
+    /// event of that kind carries, with its type, and mark the ones that may be absent.
+    @Test func theXMLsEventAnnotationsListEveryKeyTheAgentSends() throws {
+        let xml = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.Agent1.xml", encoding: .utf8)
+        var listed: [String: [String: (signature: String, required: Bool)]] = [:]
+        let pattern = #/<annotation name="dev\.ferry\.Event\.([a-z-]+)" value="([^"]*)"/>/#
+        for m in xml.matches(of: pattern) {
+            listed[String(m.1)] = Dictionary(
+                uniqueKeysWithValues: m.2.split(separator: " ").map { item in
+                    let parts = item.split(separator: ":", maxSplits: 1).map(String.init)
+                    let optional = parts[1].hasSuffix("?")
+                    return (parts[0], (optional ? String(parts[1].dropLast()) : parts[1], !optional))
+                })
+        }
+        let events: [FetchedEvent] = [
+            .init(.init(seq: 1, task: 1, event: .progress(received: 1, expected: nil, written: 1))),
+            .init(.init(seq: 2, task: 1, event: .sent(sent: 2, expected: 9, written: 2))),
+            .init(.init(seq: 3, task: 1, event: .challenge(scheme: "Basic", realm: "r", host: "h", previousFailures: 1, proxy: true))),
+            .init(.init(seq: 4, task: 0, event: .invalidated(error: nil))),
+            .init(.init(seq: 5, task: 1, event: .resumed(offset: 3, expected: 7))),
+            .init(.init(seq: 6, task: 1, event: .finished(file: "/f", received: 4))),
+            .init(.init(seq: 7, task: 2, event: .uploaded(sent: 5, replyFile: "/r", status: 201, cut: true, headers: [:]))),
+            .init(.init(seq: 8, task: 1, event: .completed(error: "x", errorName: "Failed", resumable: true)), resumeData: [1, 2]),
+        ]
+        #expect(Set(listed.keys) == Set(events.map(\.queued.event.kind)), "every kind annotated, and only those")
+        #expect(Set(listed.keys) == Set(EventKind.allCases.map(\.rawValue)), "the generated kinds are the XML's")
+        for e in events {
+            let kind = e.queued.event.kind
+            guard let keys = listed[kind], let data = e.bus.tupleValue?[3].dictValue else {
+                Issue.record("\(kind): no annotation or no data"); continue
+            }
+            for (key, value) in data {
+                #expect(keys[key]?.signature == value.typeString, "\(kind): '\(key)' is \(value.typeString)")
+            }
+            for (key, k) in keys where k.required { #expect(data[key] != nil, "\(kind): '\(key)' is always there") }
+        }
+    }
 }

@@ -3,90 +3,99 @@ import FerryCore
 /// SessionEvent <-> the (seq, kind, task, data) tuples of FetchEvents.
 extension SessionEvent {
     /// The key a resumable completion's resume data travels under (`FetchedEvent`).
-    public static let resumeDataKey = "resume-data"
+    public static let resumeDataKey = CompletedEvent.Key.resumeData.rawValue
 
     public var data: [String: Value] {
         switch self {
         case .progress(let received, let expected, let written):
-            return ["received": .int64(received), "expected": .int64(expected ?? -1), "written": .int64(written)]
+            let d: [ProgressEvent.Key: Value] = [
+                .received: .int64(received), .expected: .int64(expected ?? -1), .written: .int64(written),
+            ]
+            return Self.keyed(d)
         case .sent(let sent, let expected, let written):
-            return ["sent": .int64(sent), "expected": .int64(expected ?? -1), "written": .int64(written)]
+            let d: [SentEvent.Key: Value] = [
+                .sent: .int64(sent), .expected: .int64(expected ?? -1), .written: .int64(written),
+            ]
+            return Self.keyed(d)
         case .challenge(let scheme, let realm, let host, let failures, let proxy):
-            var d: [String: Value] = [
-                "scheme": .string(scheme), "realm": .string(realm), "host": .string(host),
-                "previous-failures": .uint32(UInt32(clamping: failures)),
+            var d: [ChallengeEvent.Key: Value] = [
+                .scheme: .string(scheme), .realm: .string(realm), .host: .string(host),
+                .previousFailures: .uint32(UInt32(clamping: failures)),
             ]
-            if proxy { d["proxy"] = .bool(true) }  // only when it is: older readers see what they knew
-            return d
+            if proxy { d[.proxy] = .bool(true) }  // only when it is: older readers see what they knew
+            return Self.keyed(d)
         case .invalidated(let error):
-            return ["error": .string(error ?? "")]
+            let d: [InvalidatedEvent.Key: Value] = [.error: .string(error ?? "")]
+            return Self.keyed(d)
         case .resumed(let offset, let expected):
-            return ["offset": .int64(offset), "expected": .int64(expected ?? -1)]
+            let d: [ResumedEvent.Key: Value] = [.offset: .int64(offset), .expected: .int64(expected ?? -1)]
+            return Self.keyed(d)
         case .finished(let file, let received):
-            return ["file": .string(file), "received": .int64(received)]
+            let d: [FinishedEvent.Key: Value] = [.file: .string(file), .received: .int64(received)]
+            return Self.keyed(d)
         case .uploaded(let sent, let reply, let status, let cut, let headers):
-            return [
-                "file": .string(""), "received": .int64(sent), "reply-file": .string(reply),
-                "status": .int64(Int64(status)),
-                "reply-cut": .bool(cut), "reply-headers": .stringDict(headers ?? [:]),
+            let d: [FinishedEvent.Key: Value] = [
+                .file: .string(""), .received: .int64(sent), .replyFile: .string(reply), .status: .int64(Int64(status)),
+                .replyCut: .bool(cut), .replyHeaders: .stringDict(headers ?? [:]),
             ]
+            return Self.keyed(d)
         case .completed(let error, let errorName, let resumable):
-            return [
-                "error": .string(error ?? ""), "error-name": .string(errorName ?? ""), "resumable": .bool(resumable),
+            let d: [CompletedEvent.Key: Value] = [
+                .error: .string(error ?? ""), .errorName: .string(errorName ?? ""), .resumable: .bool(resumable),
             ]
+            return Self.keyed(d)
         }
     }
 
-    /// nil for a kind this client does not know (a newer agent's). Every key the XML lists for
-    /// the kind must be there with its type, or the event is refused naming the key: nothing is
-    /// filled in with a default (`proxy`, sent only when true, is the one key that may be absent).
+    private static func keyed<K: BusKey>(_ d: [K: Value]) -> [String: Value] {
+        Dictionary(uniqueKeysWithValues: d.map { ($0.key.rawValue, $0.value) })
+    }
+
+    /// nil for a kind this client does not know (a newer agent's). Every key the XML marks as always
+    /// there must be, with its type, or the event is refused naming the key: nothing is filled in
+    /// with a default. The keys of each kind are the XML's (dev.ferry.Event.*).
     public init?(kind: String, data d: [String: Value]) throws {
-        let f = EventData(values: d, what: "a \(kind) event")
-        switch kind {
-        case "progress":
+        guard let known = EventKind(rawValue: kind) else { return nil }
+        let what = "a \(kind) event"
+        switch known {
+        case .progress:
+            let f = try BusFields<ProgressEvent.Key>(d, reading: what)
             self = .progress(
-                received: try f.int("received"), expected: try f.size("expected"), written: try f.int("written"))
-        case "sent":
-            self = .sent(sent: try f.int("sent"), expected: try f.size("expected"), written: try f.int("written"))
-        case "challenge":
+                received: try f.int64(.received), expected: try f.size(.expected), written: try f.int64(.written))
+        case .sent:
+            let f = try BusFields<SentEvent.Key>(d, reading: what)
+            self = .sent(sent: try f.int64(.sent), expected: try f.size(.expected), written: try f.int64(.written))
+        case .challenge:
+            let f = try BusFields<ChallengeEvent.Key>(d, reading: what)
             self = .challenge(
-                scheme: try f.string("scheme"), realm: try f.string("realm"), host: try f.string("host"),
-                previousFailures: Int(try f.value("previous-failures", "u").int64Value!),
-                proxy: d["proxy"] == nil ? false : try f.bool("proxy"))
-        case "invalidated": self = .invalidated(error: try f.text("error"))
-        case "resumed": self = .resumed(offset: try f.int("offset"), expected: try f.size("expected"))
-        case "finished" where d["reply-file"] != nil:
-            self = .uploaded(
-                sent: try f.int("received"), replyFile: try f.string("reply-file"), status: Int(try f.int("status")),
-                cut: try f.bool("reply-cut"), headers: try f.value("reply-headers", "a{ss}").stringDictValue)
-        case "finished": self = .finished(file: try f.string("file"), received: try f.int("received"))
-        case "completed":
+                scheme: try f.string(.scheme), realm: try f.string(.realm), host: try f.string(.host),
+                previousFailures: try f.count(.previousFailures), proxy: f.optional(.proxy) { $0.boolValue } ?? false)
+        case .invalidated:
+            self = .invalidated(error: try BusFields<InvalidatedEvent.Key>(d, reading: what).text(.error))
+        case .resumed:
+            let f = try BusFields<ResumedEvent.Key>(d, reading: what)
+            self = .resumed(offset: try f.int64(.offset), expected: try f.size(.expected))
+        case .finished:
+            let f = try BusFields<FinishedEvent.Key>(d, reading: what)
+            if d[FinishedEvent.Key.replyFile.rawValue] != nil {  // an upload the server took
+                self = .uploaded(
+                    sent: try f.int64(.received), replyFile: try f.string(.replyFile),
+                    status: Int(try f.int64(.status)),
+                    cut: try f.bool(.replyCut), headers: try f.value(.replyHeaders) { $0.stringDictValue })
+            } else {
+                self = .finished(file: try f.string(.file), received: try f.int64(.received))
+            }
+        case .completed:
+            let f = try BusFields<CompletedEvent.Key>(d, reading: what)
             self = .completed(
-                error: try f.text("error"), errorName: try f.text("error-name"), resumable: try f.bool("resumable"))
-        default: return nil
+                error: try f.text(.error), errorName: try f.text(.errorName), resumable: try f.bool(.resumable))
         }
     }
 }
 
-/// An event's data read by key, each of the type the XML gives it.
-private struct EventData {
-    let values: [String: Value]
-    let what: String
-
-    func value(_ key: String, _ signature: String) throws -> Value {
-        guard let v = values[key] else { throw FerryError(.invalidArgument, "\(what): '\(key)' is missing") }
-        guard v.typeString == signature else {
-            throw FerryError(.invalidArgument, "\(what): '\(key)' must be \(signature), not \(v.typeString)")
-        }
-        return v
-    }
-    func int(_ key: String) throws -> Int64 { try value(key, "x").int64Value! }
-    /// -1: not known.
-    func size(_ key: String) throws -> Int64? { let n = try int(key); return n < 0 ? nil : n }
-    func string(_ key: String) throws -> String { try value(key, "s").stringValue! }
-    /// Empty: none.
-    func text(_ key: String) throws -> String? { let s = try string(key); return s.isEmpty ? nil : s }
-    func bool(_ key: String) throws -> Bool { try value(key, "b").boolValue! }
+extension BusFields {
+    /// x where -1 means not known.
+    fileprivate func size(_ k: K) throws -> Int64? { let n = try int64(k); return n < 0 ? nil : n }
 }
 
 /// One FetchEvents entry: (seq, kind, task, data); a resumable completion carries its resume data.
