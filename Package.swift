@@ -13,8 +13,9 @@ let package = Package(
         .executable(name: "ferryd", targets: ["ferryd"]),
         .executable(name: "ferry", targets: ["ferry"]),
         .executable(name: "ferry-downloads", targets: ["ferry-downloads"]),
+        // The one library apps use. The agent's shell (FerryAgent) is no product: only ferryd and
+        // this package's tests build on it, and they name the target.
         .library(name: "Ferry", targets: ["Ferry"]),
-        .library(name: "FerryAgent", targets: ["FerryAgent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
