@@ -117,6 +117,8 @@ extension Harness {
             access_log \(root)/nginx/logs/access.log;
             log_format connections '$connection $request_uri';
             access_log \(root)/nginx/logs/connections.log connections;
+            log_format validators '$request_uri|$http_range|$http_if_range|$status';
+            access_log \(root)/nginx/logs/validators.log validators;
             client_body_temp_path \(root)/nginx/tmp;
             proxy_temp_path \(root)/nginx/tmp;
             fastcgi_temp_path \(root)/nginx/tmp;

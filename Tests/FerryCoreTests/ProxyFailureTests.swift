@@ -23,6 +23,9 @@ struct ProxyFailureTests {
         #expect(FailureClassifier.classify(outcome(7, proxy: nil)) == .transient("Failed to connect"))
         // Through a proxy, what the origin answers is still the origin's.
         #expect(FailureClassifier.classify(outcome(22, status: 404)) == .permanent(name: "NotFound", message: "server answered HTTP 404: not found"))
+        // 410 is Gone (an expired signed link), under the name scripts know it by.
+        #expect(FailureClassifier.classify(outcome(22, status: 410))
+                == .permanent(name: "NotFound", message: "server answered HTTP 410: gone (a signed link may have expired)"))
     }
 
     @Test func theTaskWaitsWithReasonProxyAndRetries() {

@@ -27,6 +27,29 @@ import Testing
         #expect(FileNaming.contentDispositionName("attachment; filename=\"a b.pdf\"") == "a b.pdf")
         #expect(FileNaming.contentDispositionName("attachment; filename=x.txt; filename*=UTF-8''%E2%82%AC%20rates.txt") == "€ rates.txt")
         #expect(FileNaming.contentDispositionName("inline") == nil)
+        // RFC 8187's other charset, as browsers decode it.
+        #expect(FileNaming.contentDispositionName("attachment; filename*=iso-8859-1'en'%A3%20rates.txt") == "£ rates.txt")
+        #expect(FileNaming.contentDispositionName("attachment; filename*=ISO-8859-1''caf%E9.txt") == "café.txt")
+    }
+
+    /// As browsers name a download: the redirect's last segment, an extension from the type.
+    @Test func aResponseNamesTheDownloadAsBrowsersDo() {
+        let presigned = "http://s3.local/bucket/Invoice%202026-0042.pdf?X-Amz-Signature=abc"
+        #expect(FileNaming.responseName(contentDisposition: nil, finalURL: presigned, taskURL: "http://app/files/42",
+                                        contentType: "application/pdf") == "Invoice 2026-0042.pdf")
+        #expect(FileNaming.responseName(contentDisposition: nil, finalURL: nil, taskURL: "http://h/video",
+                                        contentType: "video/webm") == "video.webm")
+        #expect(FileNaming.responseName(contentDisposition: nil, finalURL: nil, taskURL: "http://h/",
+                                        contentType: "application/pdf; charset=binary") == "download.pdf")
+        // Content-Disposition still wins; a name that has an extension keeps it; nothing more to say: nil.
+        #expect(FileNaming.responseName(contentDisposition: "attachment; filename=r.csv", finalURL: presigned,
+                                        taskURL: "http://app/files/42", contentType: "application/pdf") == "r.csv")
+        #expect(FileNaming.responseName(contentDisposition: nil, finalURL: nil, taskURL: "http://h/a.tar.gz",
+                                        contentType: "application/gzip") == nil)
+        #expect(FileNaming.responseName(contentDisposition: nil, finalURL: nil, taskURL: "http://h/blob",
+                                        contentType: "application/octet-stream") == nil)
+        #expect(FileNaming.responseName(contentDisposition: nil, finalURL: "http://h/other/file.bin", taskURL: "http://h/file.bin",
+                                        contentType: nil) == nil)
     }
 
     @Test func suggestedNameFallsBackToURLThenDefault() {

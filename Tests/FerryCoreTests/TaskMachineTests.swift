@@ -29,11 +29,20 @@ private let backoff = Backoff(baseMilliseconds: 1_000, capMilliseconds: 60_000, 
         #expect(actions.contains(.startTransfer(.init(url: "http://h/f.bin", offset: 0, ifRange: nil, headers: [:], decodesContent: true))))
     }
 
-    @Test func weakETagFallsBackToLastModified() {
+    /// RFC 9110 §13.1.5: no If-Range date while holding an entity tag, and a weak tag cannot
+    /// validate a range: the download starts over.
+    @Test func aWeakETagMeansStartingOverNotADate() {
         var r = TaskRecord(session: "s", url: "http://h/x", host: "h", etag: "W/\"w\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")
-        #expect(r.resumeValidator == "Mon, 01 Jan 2024 00:00:00 GMT")
-        r.lastModified = nil
         #expect(r.resumeValidator == nil)
+        r.etag = "\"strong\""
+        #expect(r.resumeValidator == "\"strong\"")
+        r.etag = nil
+        #expect(r.resumeValidator == "Mon, 01 Jan 2024 00:00:00 GMT")
+        var m = machine(etag: "W/\"w\"")
+        m.record.lastModified = "Mon, 01 Jan 2024 00:00:00 GMT"
+        let actions = m.start(partialBytes: 500, now: 1)
+        #expect(actions.first == .discardPartial)
+        #expect(actions.contains { if case .startTransfer(let p) = $0 { p.offset == 0 && p.ifRange == nil } else { false } })
     }
 
     @Test func matching206AppendsAndEmitsResumed() {

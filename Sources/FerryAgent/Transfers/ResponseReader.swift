@@ -20,7 +20,8 @@ struct ResponseReader {
     /// Reads the head of the response (`header` gives the last response's header by name),
     /// once, and waits for the core's decision.
     mutating func headArrived(
-        status: Int, contentLength: () -> Int64, header: (String) -> String?, stagingSpace: DiskSpace?
+        status: Int, contentLength: () -> Int64, header: (String) -> String?, stagingSpace: DiskSpace?,
+        finalURL: () -> String?
     ) {
         guard !began, !awaitingDecision else { return }
         awaitingDecision = true
@@ -39,7 +40,7 @@ struct ResponseReader {
             status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
             lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
             contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"),
-            stagingSpace: stagingSpace)
+            stagingSpace: stagingSpace, finalURL: finalURL())
     }
 
     /// The head of a response whose body began, once (nil if none is new).

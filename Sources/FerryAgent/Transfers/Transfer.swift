@@ -118,7 +118,9 @@ final class Transfer {
         let easy = easy
         response.headArrived(
             status: httpStatus, contentLength: { Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)) },
-            header: { header($0) }, stagingSpace: staging?.space())
+            header: { header($0) }, stagingSpace: staging?.space(),
+            // Only a redirected response names another URL (a look-up per file otherwise).
+            finalURL: { ferry_easy_info_long(easy, CURLINFO_REDIRECT_COUNT) > 0 ? self.effectiveURL : nil })
     }
 
     /// The state disk's free space measured after a few more MiB of a body of no announced

@@ -122,13 +122,17 @@ public struct ResponseHead: Sendable, Equatable {
     public var contentType: String?
     /// A download's: the state disk's free space as the head came (its staging file is there).
     public var stagingSpace: DiskSpace?
+    /// The URL the response came from, when redirects led away from the task's (nil otherwise).
+    public var finalURL: String?
     public init(
         status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
         lastModified: String? = nil, contentDisposition: String? = nil,
-        contentEncoding: String? = nil, contentType: String? = nil, stagingSpace: DiskSpace? = nil
+        contentEncoding: String? = nil, contentType: String? = nil, stagingSpace: DiskSpace? = nil,
+        finalURL: String? = nil
     ) {
         self.status = status; self.contentRangeStart = contentRangeStart; self.totalLength = totalLength
         self.etag = etag; self.lastModified = lastModified; self.contentDisposition = contentDisposition
         self.contentEncoding = contentEncoding; self.contentType = contentType; self.stagingSpace = stagingSpace
+        self.finalURL = finalURL
     }
 }

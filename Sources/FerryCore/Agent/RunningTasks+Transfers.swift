@@ -12,7 +12,9 @@ extension RunningTasks {
                 let (body, actions) = m.responseBegan(
                     status: head.status, contentRangeStart: head.contentRangeStart,
                     totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
-                    suggestedName: head.contentDisposition.flatMap(FileNaming.contentDispositionName),
+                    suggestedName: FileNaming.responseName(
+                        contentDisposition: head.contentDisposition, finalURL: head.finalURL, taskURL: m.record.url,
+                        contentType: head.contentType),
                     contentEncoding: head.contentEncoding, contentType: head.contentType)
                 decision = body
                 return actions

@@ -86,9 +86,11 @@ public struct TaskRecord: Sendable, Equatable {
 
     public var effectiveMethod: String { method ?? (kind == .upload ? "PUT" : "GET") }
 
-    /// The validator to send in If-Range: a strong ETag, else Last-Modified.
+    /// The validator to send in If-Range: a strong ETag, else Last-Modified. None with a weak
+    /// ETag (RFC 9110 §13.1.5: no date when there is an entity tag, and a weak one says two
+    /// responses may differ in bytes): such a download starts over.
     public var resumeValidator: String? {
-        if let etag, !etag.hasPrefix("W/") { return etag }
+        if let etag { return etag.hasPrefix("W/") ? nil : etag }
         return lastModified
     }
 }

@@ -177,7 +177,12 @@ public enum FailureClassifier {
             return .permanent(
                 name: "AuthenticationRequired", message: "server answered HTTP \(s): authentication required")
         }
-        if s == 404 || s == 410 { return .permanent(name: "NotFound", message: "server answered HTTP \(s): not found") }
+        if s == 404 { return .permanent(name: "NotFound", message: "server answered HTTP 404: not found") }
+        if s == 410 {  // NotFound still: scripts know 410 under that name
+            return .permanent(
+                name: "NotFound",
+                message: "server answered HTTP 410: gone (a signed link may have expired)")
+        }
         return .permanent(name: "HTTPError", message: "server answered HTTP \(s)")
     }
 

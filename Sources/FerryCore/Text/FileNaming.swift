@@ -56,8 +56,11 @@ public enum FileNaming {
             if key == "filename*" {
                 // charset'lang'percent-encoded
                 let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-                if pieces.count == 3, pieces[0].lowercased() == "utf-8" {
-                    extended = pieces[2].percentDecoded
+                // RFC 8187 names UTF-8 and ISO-8859-1; browsers decode both.
+                switch pieces.count == 3 ? pieces[0].lowercased() : "" {
+                case "utf-8": extended = pieces[2].percentDecoded
+                case "iso-8859-1": extended = pieces[2].percentDecodedLatin1
+                default: break
                 }
             } else if key == "filename" {
                 if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
@@ -97,6 +100,20 @@ public enum FileNaming {
         }
         guard let last else { return nil }
         return last.percentDecoded ?? String(last)
+    }
+
+    /// The name a response suggests beyond the task's URL, as browsers name a download:
+    /// Content-Disposition's; else the last segment of the URL a redirect led to; and a name
+    /// without an extension gets the one its Content-Type implies. Nil when it says nothing more
+    /// than the task's own URL.
+    public static func responseName(
+        contentDisposition: String?, finalURL: String?, taskURL: String, contentType: String?
+    ) -> String? {
+        if let name = contentDisposition.flatMap(contentDispositionName) { return name }
+        let fromURL = finalURL.flatMap(urlName) ?? urlName(taskURL)
+        let base = fromURL.flatMap(sanitize) ?? fallback
+        let named = split(base).1.isEmpty ? MediaType.fileExtension(contentType).map { base + $0 } ?? base : base
+        return named == urlName(taskURL).flatMap(sanitize) ? nil : named
     }
 
     /// The name a finished download gets: Content-Disposition, else the URL, else "download".

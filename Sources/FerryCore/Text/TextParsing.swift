@@ -9,7 +9,15 @@ extension StringProtocol {
     }
 
     /// "%E2%82%AC" → "€". Nil when an escape is malformed or the bytes are not UTF-8.
-    var percentDecoded: String? {
+    var percentDecoded: String? { percentDecodedBytes.flatMap { String(validating: $0, as: UTF8.self) } }
+
+    /// "%A3%20rates" → "£ rates", each byte one ISO-8859-1 character. Nil when an escape is malformed.
+    var percentDecodedLatin1: String? {
+        percentDecodedBytes.map { String(String.UnicodeScalarView($0.map { Unicode.Scalar($0) })) }
+    }
+
+    /// The bytes the escapes stand for; nil when one is malformed.
+    var percentDecodedBytes: [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var it = utf8.makeIterator()
@@ -20,7 +28,7 @@ extension StringProtocol {
             }
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     static func hexDigit(_ c: UInt8) -> UInt8? {
