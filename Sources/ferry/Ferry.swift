@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import Foundation
 
 @main
 struct FerryCommand: ParsableCommand {
@@ -25,4 +26,24 @@ struct FerryCommand: ParsableCommand {
             Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
             Remove.self, Clear.self, Watch.self, Status.self, View.self, Open.self, Config.self, Login.self,
         ])
+
+    /// A mistyped subcommand gets a suggestion, as a mistyped option does (git and cargo do it too).
+    static func main() {
+        let words = configuration.subcommands.map { $0._commandName } + ["help"]
+        if let first = CommandLine.arguments.dropFirst().first, !first.hasPrefix("-"), !words.contains(first),
+            let near = Spelling.suggestion(for: first, among: words)
+        {
+            FileHandle.standardError.write(
+                Data(
+                    "ferry: '\(first)' is not a ferry command. Did you mean '\(near)'? (ferry --help lists them)\n".utf8
+                ))
+            Self.exit(withError: ExitCode.validationFailure)
+        }
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -1,0 +1,19 @@
+import Foundation
+import Testing
+
+/// A mistyped subcommand gets "did you mean", as a mistyped option does (issue 57, item 4).
+@Suite struct SubcommandSuggestionTests {
+    @Test(arguments: [("donwload", "download"), ("stauts", "status"), ("lsit", "list"), ("cancle", "cancel")])
+    func aMistypedSubcommandIsCorrected(_ typed: String, _ meant: String) throws {
+        let h = try Harness()
+        let r = try h.run(Harness.ferry, [typed, "https://example.org/f.pdf"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("'\(typed)' is not a ferry command. Did you mean '\(meant)'?"), "\(r.stderr)")
+    }
+
+    @Test func aWordNearNoSubcommandGetsTheUsualError() throws {
+        let h = try Harness()
+        let r = try h.run(Harness.ferry, ["zzzz"])
+        #expect(r.status == 64 && !r.stderr.contains("Did you mean"), "\(r.stderr)")
+    }
+}
