@@ -12,6 +12,15 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(10))) struct LibraryAsyncTests {
     let library = LibraryTests()
 
+    /// The agent waits out a held response (the harness's 3 s stall timeout would fetch the rest
+    /// with a Range request, and a loaded machine could finish the file before the test acts).
+    func heldSetUp() throws -> Harness {
+        let h = try Harness()
+        try h.startAgent(["--stall-timeout", "120"])
+        try h.startFaultServer()
+        return h
+    }
+
     /// A session of its own for each test (suites run side by side in this process).
     func config(_ h: Harness) -> FerrySessionConfiguration {
         library.config(h, "dev.ferry.test.Async." + UUID().uuidString)
@@ -69,7 +78,7 @@ import Testing
 
     /// Canceling the Swift task cancels the transfer in the agent, as URLSession does.
     @Test func cancelingTheSwiftTaskCancelsTheTransfer() async throws {
-        let h = try library.setUp()
+        let h = try heldSetUp()
         try h.makeFile("held.bin", size: 300_000)
         let session = try FerrySession(configuration: config(h))
         let seen = Seen()
@@ -102,7 +111,7 @@ import Testing
 
     /// An app that disconnects while it waits: the call ends with a clear error, the transfer goes on.
     @Test func disconnectingEndsTheWaitNotTheTransfer() async throws {
-        let h = try library.setUp()
+        let h = try heldSetUp()
         try h.makeFile("held.bin", size: 300_000)
         let session = try FerrySession(configuration: config(h))
         let seen = Seen()
