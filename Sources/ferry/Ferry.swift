@@ -1,6 +1,6 @@
 import ArgumentParser
 import FerryCore
-import Foundation
+import Glibc
 
 @main
 struct FerryCommand: ParsableCommand {
@@ -33,10 +33,9 @@ struct FerryCommand: ParsableCommand {
         if let first = CommandLine.arguments.dropFirst().first, !first.hasPrefix("-"), !words.contains(first),
             let near = Spelling.suggestion(for: first, among: words)
         {
-            FileHandle.standardError.write(
-                Data(
-                    "ferry: '\(first)' is not a ferry command. Did you mean '\(near)'? (ferry --help lists them)\n".utf8
-                ))
+            // Glibc, not Foundation: the command links FoundationEssentials only (no ICU data).
+            let hint = "Did you mean '\(near)'? (ferry --help lists them)"
+            fputs("ferry: '\(first)' is not a ferry command. \(hint)\n", stderr)
             Self.exit(withError: ExitCode.validationFailure)
         }
         do {
