@@ -61,6 +61,10 @@ class IETFUpload:
                 DROPS[upload["key"]] -= 1
         want = min(length, upload["dropafter"]) if cut else length
         got = entry["received"] = read_into(self.rfile, upload["data"], want)
+        if cut:
+            # The rest is read and thrown away: closing with bytes unread makes the kernel send a
+            # reset, which discards what the client has not read yet, a 104 among them.
+            read_into(self.rfile, bytearray(), length - got)
         if cut or got < length:   # dropped (or the client left): no answer
             self.close_connection = True
             return False
