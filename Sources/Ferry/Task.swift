@@ -133,6 +133,25 @@ public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
     public func cancelByProducingResumeData() async -> Data? {
         await withCheckedContinuation { c in cancel(byProducingResumeData: { c.resume(returning: $0) }) }
     }
+
+    /// Fetches the download from `url` from now on: a fresh signed link for one that expired
+    /// (a failed task, whose error said HTTP 410 or 403) or is about to. The bytes received are
+    /// kept when the new URL's server has the same file (the agent asks with If-Range and the
+    /// old validator); else the download starts over, and the delegate hears
+    /// `didResumeAtOffset` 0. A failed task runs again under the same identifier; a suspended
+    /// one stays suspended.
+    ///
+    /// - Returns: whether the task's header fields were dropped: the agent never sends them to
+    ///   another origin (an `Authorization` for the old host must not reach the new one).
+    /// - Throws: ``FerryError`` `InvalidURL` or `UnsupportedScheme` for the URL, `InvalidState`
+    ///   once the task completed or was canceled.
+    @discardableResult
+    public func setURL(_ url: URL) throws -> Bool {
+        guard let session else { throw FerryError(.failed, "the task's session is gone") }
+        let dropped = try session.agent.setURL(task: Int64(taskIdentifier), url: url.absoluteString)
+        refresh()
+        return dropped
+    }
 }
 
 /// An upload of a file (URLSessionUploadTask).

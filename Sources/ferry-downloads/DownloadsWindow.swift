@@ -134,6 +134,11 @@ final class DownloadsWindow {
                 LoginDialog(parent: window, task: t) { [weak self] c in
                     self?.send(AgentCalls.answerChallenge(task: t.id, answer: .credential(c))) { _ in }
                 }.present()
+            },
+            newLink: { [unowned self] t in
+                NewLinkDialog(parent: window, task: t) { [weak self] url in
+                    self?.send(AgentCalls.setURL(task: t.id, url: url)) { _ in }
+                }.present()
             })
         on(UnsafeMutableRawPointer(factory), "setup") { item in
             let row = TaskRowView(actions)

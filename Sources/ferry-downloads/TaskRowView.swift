@@ -14,6 +14,7 @@ struct TaskActions {
     var remove: (TaskInfo) -> Void
     var openReply: (TaskInfo) -> Void
     var login: (TaskInfo) -> Void
+    var newLink: (TaskInfo) -> Void
 }
 
 /// One row of the list: made once per visible slot ("setup"), filled with a task each time
@@ -69,6 +70,10 @@ final class TaskRowView {
             $0.state == .completed && $0.kind == .upload && !($0.replyFile ?? "").isEmpty && $0.app.isEmpty
         }
         add(row, "view-refresh-symbolic", "Retry", actions.retry) { $0.state == .failed && $0.kind == .download }
+        // A signed link that expired: a fresh one continues the bytes (SetURL).
+        add(row, "insert-link-symbolic", "New Link…", actions.newLink) {
+            ($0.state == .failed || $0.state == .paused) && $0.kind == .download
+        }
         add(row, "edit-clear-symbolic", "Remove from List", actions.remove) { $0.state.isFinal }
     }
 

@@ -23,7 +23,7 @@ struct FerryCommand: ParsableCommand {
             """,
         version: FerryRelease.version,
         subcommands: [
-            Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self,
+            Download.self, Upload.self, List.self, Show.self, Pause.self, Resume.self, Cancel.self, SetURL.self,
             Remove.self, Clear.self, Watch.self, Status.self, View.self, Open.self, Config.self, Login.self,
         ])
 

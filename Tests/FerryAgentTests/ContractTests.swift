@@ -59,6 +59,7 @@ import Testing
         Example(Agent1.Resume(task: 1), ()),
         Example(Agent1.Cancel(task: 1), ()),
         Example(Agent1.CancelProducingResumeData(task: 1), [1, 2]),
+        Example(Agent1.SetURL(task: 1, url: "u"), true),
         Example(Agent1.AnswerChallenge(task: 1, answer: .reject), ()),
         Example(Agent1.RemoveTasks(ids: [1]), ()),
         Example(Agent1.ClearFinished(session: ""), 3),

@@ -60,6 +60,9 @@ import Testing
         }
         #expect(denied(.getTask(hostTask)) == .noSuchTask)
         #expect(denied(.cancel(hostTask)) == .noSuchTask)
+        #expect(denied(SetTaskURL(hostTask, url: "http://b/1", host: "b")) == .noSuchTask)
+        #expect(d.ledger.tasks[hostTask]?.url == "http://a/1")
+        #expect(denied(SetTaskURL(mineTask, url: "http://b/2", host: "b")) == nil)
         #expect(denied(.removeTasks([mineTask, hostTask])) == .noSuchTask)
         #expect(denied(.getTask(mineTask)) == nil)
         #expect(denied(.createTasks(session: "host", [TaskRecord(session: "", url: "http://a/3", host: "a")])) == .accessDenied)

@@ -70,6 +70,10 @@ struct AgentMethods: Agent1Handler {
     func pause(_ m: Agent1.Pause, _ c: CallContext) throws { try bus.run(TaskControl(.pause, m.task), c) }
     func resume(_ m: Agent1.Resume, _ c: CallContext) throws { try bus.run(TaskControl(.resume, m.task), c) }
     func cancel(_ m: Agent1.Cancel, _ c: CallContext) throws { try bus.run(TaskControl(.cancel, m.task), c) }
+    func setURL(_ m: Agent1.SetURL, _ c: CallContext) throws -> Bool {
+        let (url, host) = try TaskDraft.checkedURL(m.url, RequestDecoder.lookups)
+        return try bus.run(SetTaskURL(m.task, url: url, host: host), c)
+    }
     func cancelProducingResumeData(_ m: Agent1.CancelProducingResumeData, _ c: CallContext) throws -> [UInt8] {
         agent.resumeSeal.seal(try bus.run(CancelProducingResumeData(m.task), c))
     }

@@ -123,4 +123,33 @@ extension AgentCore {
         // Each effect goes through `armed` once: a wake armed twice is left out the second time.
         return effects + armed(sessions.invalidated(session, unfinished: unfinished, settings: settings))
     }
+
+    // MARK: - A new URL
+
+    /// SetURL (see `TaskMachine.newURL`): whether the app's header fields were dropped.
+    mutating func setURL(_ id: Int64, _ typed: SetTaskURL, _ ctx: TaskContext) throws -> (Bool, [AgentEffect]) {
+        guard !tasks.isSaving(id) else {
+            throw FerryError(.invalidState, "task \(id) has every byte and is being saved; it needs no new URL")
+        }
+        let (url, credential) = DownloadURL.splitCredential(typed.url)
+        var dropped = false
+        var steps = try tasks.step(id, ctx) { m, now in
+            let (d, actions) = try m.newURL(url, host: typed.host, now: now)
+            dropped = d
+            return actions
+        }
+        var effects: [AgentEffect] = []
+        if credential != nil, var r = try? tasks.shownTask(id, ctx.ledger) {
+            r.url = typed.url
+            effects += credentials.take(fromURLOf: &r)  // bound to the new URL's origin
+        }
+        effects.append(
+            .log(
+                .info,
+                "task \(id): new URL \(DownloadURL.printable(url))"
+                    + (dropped ? " (another origin: the task's header fields were dropped)" : "")))
+        steps.effects += effects
+        steps.effects.append(.wake(.schedule, at: nil))
+        return (dropped, absorb(steps, ctx))
+    }
 }

@@ -48,6 +48,9 @@ extension RunningTasks {
     }
 
     /// A file being verified and moved into place is past stopping: its bytes are all there.
+    /// The task has every byte and its file is being moved into place.
+    func isSaving(_ id: Int64) -> Bool { finalizing.contains(id) }
+
     func notSaving(_ id: Int64) throws {
         guard !finalizing.contains(id) else {
             throw FerryError(

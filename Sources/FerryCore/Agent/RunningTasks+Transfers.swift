@@ -6,9 +6,11 @@ extension RunningTasks {
         guard attached.contains(id), machines[id] != nil else { return TaskSteps() }
         var decision = TaskMachine.BodyDecision.append
         var session = ""
+        var held: Int64 = 0
         var steps =
             (try? step(id, ctx) { m, _ in
                 session = m.record.session
+                held = m.record.received
                 let (body, actions) = m.responseBegan(
                     status: head.status, contentRangeStart: head.contentRangeStart,
                     totalLength: head.totalLength, etag: head.etag, lastModified: head.lastModified,
@@ -32,6 +34,13 @@ extension RunningTasks {
             steps += transferEnded(
                 id, received: kept, .noSpace(refusal, bytesThisAttempt: 0), credentials: .notTaken, ctx)
             return steps
+        }
+        if decision == .restartFromZero, held > 0 {
+            steps.effects.append(
+                .log(
+                    .info,
+                    "task \(id): the server sent the whole file instead of the rest (it is not the file the \(held) "
+                        + "bytes came from): starting over"))
         }
         steps.effects.append(.continueBody(id, decision))
         return steps

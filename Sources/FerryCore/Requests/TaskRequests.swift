@@ -127,3 +127,17 @@ public struct RemoveTasks: CoreRequest, CarriesNoPath, NamesNoSession, ReplyName
         ((), core.absorb(try core.tasks.remove(ids, ctx), ctx))
     }
 }
+
+/// SetURL: a download fetched from a new URL from now on (`TaskMachine.newURL`). The reply:
+/// whether the app's header fields were dropped (the new URL is on another origin).
+public struct SetTaskURL: CoreRequest, CarriesNoPath, NamesNoSession, ReplyNamesNoSession, NoSandboxRuleOfItsOwn {
+    public var id: Int64
+    /// In ASCII and validated (`TaskDraft.checkedURL`), with its host.
+    public var url: String
+    public var host: String
+    public init(_ id: Int64, url: String, host: String) { self.id = id; self.url = url; self.host = host }
+    public var reach: RequestReach { .tasks([id]) }
+    public func run(_ core: inout AgentCore, _ ctx: TaskContext, _ grant: Grant) throws -> (Bool, [AgentEffect]) {
+        try core.setURL(id, self, ctx)
+    }
+}

@@ -16,6 +16,12 @@ public enum TaskDraft {
         }
     }
 
+    /// A URL as a client typed it, in ASCII (IDNA) and checked: the URL and its host.
+    public static func checkedURL(_ typed: String, _ look: Lookups) throws -> (url: String, host: String) {
+        let url = try IRI.uri(typed, hostToASCII: look.hostToASCII)
+        return (url, try DownloadURL.validate(url))
+    }
+
     /// A new download (its session, id and times are the core's to fill in).
     public static func download(url typed: String, _ o: TaskOptions, _ look: Lookups) throws -> TaskRecord {
         let url = try IRI.uri(typed, hostToASCII: look.hostToASCII)

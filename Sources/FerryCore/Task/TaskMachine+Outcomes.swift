@@ -96,7 +96,12 @@ extension TaskMachine {
             wait(.retry, error: message, retryAt: now, now: now)
             return [.discardPartial, .persist, .scheduleRetry(atMicroseconds: now)]
         case .permanent(let name, let message):
-            return fail(name: name, message: message, resumable: false, now: now)
+            // A link that stopped working (expired or revoked: 401, 403, 404, 410) keeps the
+            // bytes it fetched: a new URL (SetURL) or resume data may continue them.
+            let linkEnded = [401, 403, 404, 410].contains(outcome.httpStatus) && record.kind == .download
+            return fail(
+                name: name, message: message,
+                resumable: linkEnded && record.received > 0 && record.resumeValidator != nil, now: now)
         }
     }
 

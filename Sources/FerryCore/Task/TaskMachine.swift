@@ -182,6 +182,9 @@ public struct TaskMachine: Sendable {
                 actions.append(.emit(.resumed(offset: requestedOffset, expected: totalLength ?? record.expected)))
             }
         } else {
+            // Bytes held and the whole file sent (its validator no longer matches: a changed
+            // file, or a new URL to another): the app hears it starts over, as URLSession says it.
+            if requestedOffset > 0 { actions.append(.emit(.resumed(offset: 0, expected: totalLength))) }
             record.received = 0
             lastProgressBytes = 0
         }
