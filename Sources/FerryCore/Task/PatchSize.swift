@@ -4,7 +4,8 @@
 /// server that reads a request whole before it stores it keeps nothing of one cut short.
 /// Sized for the link: it starts at 4 MiB and doubles after each request that took under a
 /// second, up to 64 MiB (few requests on a fast link, at most about two seconds of sending
-/// lost on a slow one); a 413 halves it and it never grows past that again.
+/// lost on a slow one); a 413 halves it and it never grows past that again (a 400, once: see
+/// `refusedWithBadRequest`).
 public struct PatchSize: Sendable, Equatable {
     public static let first: Int64 = 4 << 20
     public static let largest: Int64 = 64 << 20
@@ -16,11 +17,16 @@ public struct PatchSize: Sendable, Equatable {
     public private(set) var current: Int64 = first
     /// Never larger than this (half of what a server refused as too large).
     public private(set) var ceiling: Int64 = largest
+    /// The largest request a server took.
+    public private(set) var largestTaken: Int64 = 0
+    /// A 400 made the requests smaller once (`refusedWithBadRequest`).
+    public private(set) var halvedForBadRequest = false
 
     public init() {}
 
     /// A request sent `length` bytes in `micros` and the server took them.
     public mutating func took(_ length: Int64, micros: Int64) {
+        largestTaken = max(largestTaken, length)
         guard length >= current, micros < Self.quick else { return }
         current = min(current * 2, ceiling)
     }
@@ -32,5 +38,14 @@ public struct PatchSize: Sendable, Equatable {
         ceiling = max(Self.smallest, min(ceiling, length / 2))
         current = ceiling
         return true
+    }
+
+    /// The server answered 400 to a request of `length` bytes, larger than any it took: some
+    /// cap a body that way (Django's DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MB) instead of with 413.
+    /// Halved once; false when that was tried, or the size cannot be why.
+    public mutating func refusedWithBadRequest(_ length: Int64) -> Bool {
+        guard !halvedForBadRequest, length > largestTaken else { return false }
+        halvedForBadRequest = true
+        return refused(length)
     }
 }

@@ -100,7 +100,7 @@ extension TaskMachine {
             // bytes it fetched: a new URL (SetURL) or resume data may continue them.
             let linkEnded = [401, 403, 404, 410].contains(outcome.httpStatus) && record.kind == .download
             return fail(
-                name: name, message: message,
+                name: name, message: message + discoveryHint(outcome),
                 resumable: linkEnded && record.received > 0 && record.resumeValidator != nil, now: now)
         }
     }

@@ -123,9 +123,17 @@ extension TaskMachine {
         let ok = outcome.curlCode == 0 && (200..<300).contains(outcome.httpStatus) && outcome.localErrno == nil
         switch step {
         case .discover:
-            // An HTTP error (405, 501…) is an answer too: no protocol. A failure to connect is not.
-            guard ok || (outcome.curlCode == 22 && outcome.httpStatus >= 400) else { return nil }
+            // An HTTP error (405, 501…) is an answer too: no protocol. A failure to connect is not,
+            // but a server that never answers OPTIONS is asked a few times only (discoveryGivesUp).
+            guard ok || (outcome.curlCode == 22 && outcome.httpStatus >= 400) else {
+                guard discoveryGivesUp(outcome) else { return nil }
+                record.resumable = .upgrade
+                let first = firstUploadPlan()
+                uploadStep = first.upload
+                return [.persist, .startTransfer(first)]
+            }
             record.resumable = Self.discovered(outcome)
+            discoveryDoubt = Self.tusDoubt(outcome, found: record.resumable)
             if record.resumable == .tus, let max = outcome.tusMaxSize, let size = record.expected, size > max {
                 return fail(
                     name: "Failed",
@@ -186,6 +194,8 @@ extension TaskMachine {
             }
             // Too large for the server (or a proxy before it): smaller requests, from its offset.
             if outcome.httpStatus == 413, patchSize.refused(length) { return next(.askOffset, now: now) }
+            // Some say so with 400 (Django's 2.5 MB cap): smaller ones, once, if the size may be why.
+            if outcome.httpStatus == 400, patchSize.refusedWithBadRequest(length) { return next(.askOffset, now: now) }
             guard ok else { return nil }
             patchSize.took(length, micros: now - stepStartedAt)
             let reached = outcome.uploadOffset ?? sent + length
@@ -207,16 +217,6 @@ extension TaskMachine {
     /// anything else.
     static func downgrades(_ taskURL: String, to url: String) -> Bool {
         taskURL.lowercased().hasPrefix("https:") && !url.lowercased().hasPrefix("https:")
-    }
-
-    /// What an OPTIONS answer says the server speaks.
-    static func discovered(_ outcome: TransferOutcome) -> ResumableProtocol {
-        func list(_ value: String?) -> [String] {
-            (value ?? "").lowercased().split(separator: ",").map { $0.filter { $0 != " " } }
-        }
-        if outcome.tusExtensions != nil, list(outcome.tusExtensions).contains("creation") { return .tus }
-        if list(outcome.acceptPatch).contains(where: { $0.hasPrefix("application/partial-upload") }) { return .ietf }
-        return .upgrade
     }
 
     /// The next request, at once, in the same running period; the record (its upload URL, the

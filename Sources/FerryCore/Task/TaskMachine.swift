@@ -14,6 +14,8 @@ public struct TaskMachine: Sendable {
     /// How much a resumable upload's next request sends, and when the running one began (µs).
     var patchSize = PatchSize()
     var stepStartedAt: Int64 = 0
+    /// Why automatic discovery found no protocol where one may be (said with a failure).
+    var discoveryDoubt: String?
     /// The running attempt lets curl decode a content-encoded answer.
     var decodesContent = false
 
