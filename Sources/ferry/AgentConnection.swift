@@ -78,6 +78,24 @@ struct AgentConnection {
         }
     }
 
+    /// Several tasks made with one call (all or none), their ids printed a line each.
+    func createTasks(
+        session: String?, printIDs: Bool = true, _ create: (AgentProxy, String) throws -> [Int64]
+    ) throws -> [Int64] {
+        if session == nil { try openCLISession() }
+        do {
+            let ids = try create(api, session ?? Self.cliSession)
+            if printIDs {
+                for id in ids { print(id) }
+                fflush(stdout)
+            }
+            return ids
+        } catch let e as FerryError {
+            Output.error(e.message)
+            throw ExitCode(2)
+        }
+    }
+
     func task(_ id: Int64) throws -> TaskInfo { try api.getTask(task: id) }
 
     /// Every task (optionally of one session), a page at a time as the agent sends them, each

@@ -16,13 +16,23 @@ struct Download: ParsableCommand {
               ferry download https://example.org/x.bin --max-rate 500K --tries 5 --json
             """)
 
-    @Argument(help: "The http or https URL to download.")
-    var url: String
+    @Argument(help: "The http or https URLs to download (a task each).")
+    var urls: [String] = []
     @Option(
+        name: [.customShort("i"), .customLong("input-file")],
+        help: ArgumentHelp(
+            "Read URLs from a file (- for stdin), one a line: blank lines and # comments skipped; aria2's indented "
+                + "out=NAME and dir=FOLDER lines apply to the URL before them.",
+            valueName: "file"),
+        completion: .file())
+    var inputFile: String?
+    @Option(
+        name: [.customShort("d"), .customShort("P"), .long],
         help: "Folder for the finished file, made (0700) if missing (default: your download folder).",
         completion: .directory)
     var dir: String?
     @Option(
+        name: [.customShort("o"), .long],
         help: "Exact path of the finished file (never overwrites: an existing name gets ' (1)').", completion: .file())
     var output: String?
     @Option(help: "Expected SHA-256 of the file, in hex; a mismatch fails the task.")
@@ -31,25 +41,44 @@ struct Download: ParsableCommand {
 
     func validate() throws {
         if dir != nil && output != nil { throw ValidationError("give either --dir or --output, not both") }
+        if urls.isEmpty && inputFile == nil { throw ValidationError("give a URL, or --input-file FILE") }
     }
 
     func run() throws {
         try reportingErrors {
-            let agent = try AgentConnection()
-            var options = task.options
-            let cwd = FileManager.default.currentDirectoryPath
-            func absolute(_ p: String) -> String { p.hasPrefix("/") ? p : cwd + "/" + p }
-            options.directory = dir.map(absolute)
-            options.output = output.map(absolute)
-            // An --output that names a folder saves inside it, under the server's name (as cp and mv do).
-            if let out = options.output, Self.isFolder(out) { (options.directory, options.output) = (out, nil) }
-            if let folder = options.directory { try Self.create(folder) }
-            options.sha256 = sha256
-            let id = try agent.createTask(session: task.session, printID: !task.json) {
-                try $0.createDownload(session: $1, url: url, options: options)
+            let entries = try listed()
+            guard !entries.isEmpty else { throw Refusal("\(inputFile ?? "the list") has no URL") }
+            if entries.count > 1 {
+                if output != nil { throw Refusal("--output names one file; with several URLs give --dir") }
+                if sha256 != nil { throw Refusal("--sha256 is one file's; with several URLs queue each on its own") }
             }
-            try task.follow(id, agent: agent)
+            let base = try baseOptions()
+            let requests = try entries.map { (url: try Self.withScheme($0.url), options: try options(base, for: $0)) }
+            let agent = try AgentConnection()
+            if requests.count == 1 {
+                let (url, options) = requests[0]
+                let id = try agent.createTask(session: task.session, printID: !task.json) {
+                    try $0.createDownload(session: $1, url: url, options: options)
+                }
+                return try task.follow(id, agent: agent)
+            }
+            let ids = try agent.createTasks(session: task.session, printIDs: !task.json) {
+                try $0.createDownloads(session: $1, requests: requests)
+            }
+            try task.follow(ids, agent: agent)
         }
+    }
+
+    /// The options every URL shares: the task options, --dir or --output made absolute.
+    private func baseOptions() throws -> TaskOptions {
+        var options = task.options
+        options.directory = dir.map(Self.absolute)
+        options.output = output.map(Self.absolute)
+        // An --output that names a folder saves inside it, under the server's name (as cp and mv do).
+        if let out = options.output, Self.isFolder(out) { (options.directory, options.output) = (out, nil) }
+        if let folder = options.directory { try Self.create(folder) }
+        options.sha256 = sha256
+        return options
     }
 
     /// A --dir that does not exist yet is made (0700, with its missing parents), as
@@ -126,6 +155,8 @@ struct Download: ParsableCommand {
                 Box.retained(check), Box<() -> Void>.release)
         }
         defer { if timer != 0 { g_source_remove(timer) } }
+        let interrupt = Interrupt.sayTheyGoOn([id], bar: bar)
+        defer { g_source_remove(interrupt) }
         check()  // after subscribing: a task that already ended is seen here
         if outcome == nil { g_main_loop_run(loop) }
         try outcome?.get()

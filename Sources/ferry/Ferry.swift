@@ -12,6 +12,7 @@ struct FerryCommand: ParsableCommand {
 
             Examples:
               ferry download https://example.org/big.iso --wait
+              ferry download -i urls.txt -d ~/Papers --wait
               ferry list
               ferry pause 12; ferry resume 12
               ferry view
@@ -19,7 +20,7 @@ struct FerryCommand: ParsableCommand {
 
             Exit status: 0 done; 1 a task failed or was canceled, or the agent could not be reached; \
             2 a request the agent or ferry refused (a bad URL, folder, value or task id), with the reason; \
-            64 a usage error (a missing or unknown argument).
+            64 a usage error (a missing or unknown argument); 130 interrupted while --wait followed tasks (they go on).
             """,
         version: FerryRelease.version,
         subcommands: [

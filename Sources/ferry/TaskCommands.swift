@@ -4,11 +4,16 @@ import FerryCore
 import FoundationEssentials
 import Glibc
 
-/// Runs a request; agent errors become a message on stderr and exit status 1.
+/// Runs a request; errors become a message on stderr and the exit status ferry(1) tables: 2
+/// for a request refused (a bad URL, value or task id: the agent's or ferry's refusal), 1 when
+/// the agent could not do it (it could not be reached, its store failed).
 func reportingErrors(_ body: () throws -> Void) throws {
     do { try body() } catch let e as FerryError {
         Output.error(e.message)
-        throw ExitCode(1)
+        throw ExitCode(e.kind == .failed || e.kind == .storeUnavailable ? 1 : 2)
+    } catch let r as Refusal {
+        Output.error(r.message)
+        throw ExitCode(2)
     }
 }
 
@@ -89,10 +94,15 @@ struct Resume: ParsableCommand {
 }
 
 struct Cancel: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Cancel a task and discard its partial bytes.")
-    @Argument(help: "Task id.", completion: TaskIDCompletion.active) var id: Int64
-    func validate() throws { try TaskIDs.check([id]) }
-    func run() throws { try reportingErrors { try AgentConnection().api.cancel(task: id) } }
+    static let configuration = CommandConfiguration(abstract: "Cancel tasks and discard their partial bytes.")
+    @Argument(help: "Task ids.", completion: TaskIDCompletion.active) var ids: [Int64]
+    func validate() throws { try TaskIDs.check(ids) }
+    func run() throws {
+        try reportingErrors {
+            let api = try AgentConnection().api
+            for id in ids { try api.cancel(task: id) }
+        }
+    }
 }
 
 struct Remove: ParsableCommand {
@@ -176,8 +186,9 @@ struct Watch: ParsableCommand {
 /// passed on (the bus type is unsigned).
 enum TaskIDs {
     static func check(_ ids: [Int64]) throws {
-        if let bad = ids.first(where: { $0 <= 0 }) {
-            throw ValidationError("task ids are positive numbers; \(bad) is not one")
+        if let bad = ids.first(where: { $0 <= 0 }) {  // a bad id: refused (exit 2), not a usage error
+            Output.error("task ids are positive numbers; \(bad) is not one")
+            throw ExitCode(2)
         }
     }
 }

@@ -36,6 +36,9 @@ struct Upload: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            if !url.contains("://"), file.contains("://") {
+                throw Refusal("'\(url)' is not a URL and '\(file)' is: the file comes first (ferry upload FILE URL)")
+            }
             let agent = try AgentConnection()
             var options = task.options
             options.method = method
