@@ -9,6 +9,8 @@ enum Output {
     static func json(_ t: TaskInfo) -> [String: JSON] {
         var object: [String: JSON] = [:]
         for f in TaskField.listed { object[f.name] = jsonValue(f, t) }
+        for key in Timing.keys { object[key] = .null }
+        if let (key, at) = Timing.of(t) { object[key] = .int(at / 1_000_000) }
         return object
     }
 
@@ -96,6 +98,7 @@ enum Output {
             (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url))
             + (t.app.isEmpty ? "" : "  [\(t.app)]")
         if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + VisibleText.escaped(why) }
+        if let timing = Timing.text(t) { target += " — " + timing }
         var figures = progress(t)
         if t.state == .running, let s = speed?.bytesPerSecond, s > 0 {
             figures += "  \(rate(Int64(s)))"
@@ -140,6 +143,9 @@ enum Output {
         } else if t.method != "GET" {
             lines.insert("  method:   \(t.method)", at: 3)
         }
+        if let (key, at) = Timing.of(t) {
+            lines.append((key == Timing.startAt ? "  starts:   " : "  next try: ") + LocalTime.when(at))
+        }
         if !relaunch.isEmpty { lines.append("  relaunch: \(relaunch)") }
         if let f = t.file { lines.append("  file:     \(f)") }
         if let e = t.error { lines.append("  error:    \(VisibleText.escaped(e))") }
@@ -157,5 +163,28 @@ enum Output {
     static func toStderr(_ text: String) {
         fputs(text, stderr)
         fflush(stderr)
+    }
+}
+
+/// When a task that waits goes on: the start time it was given (`start-at`) or the next
+/// attempt of one that waits to retry (`next-attempt`), in the JSON as Unix seconds (null when
+/// neither) and in words on a terminal.
+enum Timing {
+    static let startAt = "start-at", nextAttempt = "next-attempt"
+    static let keys = [startAt, nextAttempt]
+
+    /// The key and the time (µs), or nil.
+    static func of(_ t: TaskInfo) -> (String, Int64)? {
+        guard let at = t.retryAt else { return nil }
+        switch t.state {
+        case .waiting: return (t.reason == .scheduled ? startAt : nextAttempt, at)
+        case .paused: return (startAt, at)  // made paused with a start time (the library's tasks)
+        default: return nil
+        }
+    }
+
+    static func text(_ t: TaskInfo) -> String? {
+        guard let (key, at) = of(t) else { return nil }
+        return (key == startAt ? "starts " : "next attempt ") + LocalTime.when(at)
     }
 }

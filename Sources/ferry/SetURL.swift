@@ -15,7 +15,7 @@ struct SetURL: ParsableCommand {
             and the download starts over. A failed or waiting task is queued again; a paused one stays paused. \
             On another site the task's header fields are dropped.
             """)
-    @Argument(help: "Task id.", completion: TaskIDCompletion.any) var id: Int64
+    @Argument(help: "Task id.", completion: TaskIDCompletion.relinkable) var id: Int64
     @Argument(help: "The new URL (http or https).") var url: String
     @Flag(help: "Wait until the task ends, showing progress.") var wait = false
     func validate() throws { try TaskIDs.check([id]) }

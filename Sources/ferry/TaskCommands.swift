@@ -57,7 +57,7 @@ struct Show: ParsableCommand {
 
 /// A task id, or --all (optionally of one session): what pause and resume act on.
 struct TaskSelection: ParsableArguments {
-    @Argument(help: "Task id.", completion: TaskIDCompletion.active) var id: Int64?
+    @Argument(help: "Task id.", completion: TaskIDCompletion.selection) var id: Int64?
     @Flag(help: "Every task it applies to.") var all = false
     @Option(help: "With --all: only this session's tasks.") var session: String?
 

@@ -13,13 +13,19 @@ enum TaskJSON {
         let pad = [UInt8](repeating: UInt8(ascii: " "), count: indent)
         out += pad
         out.append(contentsOf: "{\n".utf8)
+        let timing = Timing.of(t)
         withUnsafePointer(to: t) { info in
-            for i in places.indices {
-                if i > 0 { out.append(contentsOf: ",\n".utf8) }
+            for (n, key) in keys.enumerated() {
+                if n > 0 { out.append(contentsOf: ",\n".utf8) }
                 out += pad
                 out.append(contentsOf: "  \"".utf8)
-                out.append(contentsOf: names[i].utf8)
+                out.append(contentsOf: key.name.utf8)
                 out.append(contentsOf: "\" : ".utf8)
+                guard let i = key.field else {  // start-at, next-attempt
+                    let seconds = timing.flatMap { $0.0 == key.name ? $0.1 / 1_000_000 : nil }
+                    out.append(contentsOf: (seconds.map(String.init) ?? "null").utf8)
+                    continue
+                }
                 switch places[i].read(info) {
                 case .null: out.append(contentsOf: "null".utf8)
                 case .int(let n): out.append(contentsOf: String(inSeconds[i] ? n / 1_000_000 : n).utf8)
@@ -37,6 +43,11 @@ enum TaskJSON {
     private static let places = TaskField.listed.map(\.inInfo)
     private static let names = TaskField.listed.map(\.name)
     private static let inSeconds = TaskField.listed.map(\.jsonInSeconds)
+    /// Every key in sorted order, as JSONSerialization writes them: the fields' (by index) and
+    /// the times `Timing` adds.
+    private static let keys: [(name: String, field: Int?)] =
+        (names.enumerated().map { ($0.element, Optional($0.offset)) } + Timing.keys.map { ($0, nil) })
+        .sorted { $0.0 < $1.0 }
 
     /// A JSON string literal, escaped as JSONSerialization escapes (slashes and non-ASCII left
     /// alone: every byte of a multi-byte UTF-8 sequence is ≥ 0x80 and copied as it is).

@@ -47,7 +47,7 @@ struct View: ParsableCommand {
 struct Open: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Open a finished download with its default application (xdg-open). Resets the badge.")
-    @Argument(help: "Task id.", completion: TaskIDCompletion.ended) var id: Int64?
+    @Argument(help: "Task id.", completion: TaskIDCompletion.openable) var id: Int64?
     @Flag(help: "Open the most recently finished download.") var latest = false
 
     func validate() throws {

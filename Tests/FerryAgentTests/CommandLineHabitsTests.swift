@@ -108,4 +108,51 @@ import Testing
         let swapped = try h.ferry("upload", "https://example.org/up", h.root + "/ok.txt")
         #expect(swapped.status == 2 && swapped.stderr.contains("the file comes first"), "\(swapped.stderr)")
     }
+
+    /// A task that waits says until when: its start time, or its next attempt, in `show`,
+    /// `list` and the JSON (Unix seconds; null when neither).
+    @Test func aWaitingTaskSaysWhenItGoesOn() throws {
+        let h = try Harness()
+        try h.startAgent(["--retry-base-ms", "600000", "--retry-cap-ms", "600000"])
+        let start = Int(Date().timeIntervalSince1970) + 3_600
+        let scheduled = try h.ferry("download", "--start-at", String(start), "https://example.org/later.iso").taskID()
+        let shown = try h.show(scheduled)
+        #expect(shown["start-at"] as? Int == start && shown["next-attempt"] is NSNull, "\(shown)")
+        #expect(try h.ferry("show", String(scheduled)).stdout.contains("starts:   "))
+        #expect(try h.ferry("list").stdout.contains("— starts "))
+        let closed = "http://127.0.0.1:\(try Harness.freePort())/nothing.bin"
+        let retrying = try h.ferry("download", closed).taskID()
+        try h.eventually("waiting to retry") { try h.show(retrying)["reason"] as? String == "retry" }
+        let next = try #require(try h.show(retrying)["next-attempt"] as? Int)
+        #expect(next > Int(Date().timeIntervalSince1970) + 60, "the backoff's time, ten minutes on")
+        #expect(try h.ferry("show", String(retrying)).stdout.contains("next try: "))
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(try h.ferry("list", "--json").stdout.utf8)) as? [[String: Any]])
+        #expect(listed.first { $0["id"] as? Int == Int(scheduled) }?["start-at"] as? Int == start)
+        #expect(listed.first { $0["id"] as? Int == Int(retrying) }?["next-attempt"] as? Int == next)
+    }
+}
+
+/// Tab completion offers the ids a command takes (what the shell scripts ferry generates ask
+/// with `---completion`).
+@Suite struct TaskIDCompletionTests {
+    static func offered(_ h: Harness, _ command: String) throws -> Set<Int64> {
+        let r = try h.run(Harness.ferry, ["---completion", command, "--", "positional@0", "2", "0", "ferry", command, ""])
+        return Set(r.stdout.split(separator: "\n").compactMap { Int64($0) })
+    }
+
+    @Test func eachCommandIsOfferedTheTasksItTakes() throws {
+        let h = try Harness()
+        try h.makeFile("done.txt", size: 1_000)
+        try h.startFaultServer()
+        try h.startAgent()
+        let done = try h.ferry("download", "--wait", h.faultURL("done.txt")).taskID()
+        let failed = try h.ferry("download", "--wait", h.faultURL("missing.txt")).taskID()
+        let paused = try h.ferry("download", "--start-at", "23:59", h.faultURL("later.txt")).taskID()
+        _ = try h.ferry("pause", String(paused))
+        let scheduled = try h.ferry("download", "--start-at", "23:59", h.faultURL("later2.txt")).taskID()
+        #expect(try Self.offered(h, "resume") == [failed, paused, scheduled])
+        #expect(try Self.offered(h, "pause") == [scheduled])
+        #expect(try Self.offered(h, "open") == [done])
+        #expect(try Self.offered(h, "set-url") == [failed, paused, scheduled])
+    }
 }

@@ -20,7 +20,8 @@ import Testing
         #expect(done["state"] as? String == "completed")
         #expect((done["file"] as? String)?.hasSuffix("/j.bin") == true)
         // The CLI names a task's fields as the API does (the XML's keys of the task info).
-        let apiKeys = Set(TaskInfo.Key.allCases.map(\.rawValue))
+        // (and adds when a waiting task goes on: start-at, next-attempt).
+        let apiKeys = Set(TaskInfo.Key.allCases.map(\.rawValue)).union(["start-at", "next-attempt"])
         #expect(Set(done.keys).subtracting(apiKeys).isEmpty, "\(Set(done.keys).subtracting(apiKeys))")
         let list = try h.run(Harness.ferry, ["list", "--json"])
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]], "\(list.stdout)")
