@@ -32,7 +32,9 @@ enum TaskIDCompletion {
         ids([.active, .ended], prefix) { $0.kind == .download && $0.state != .completed && $0.state != .canceled }
     }
 
-    static func ids(_ sections: [TaskSection], _ prefix: String, where keep: (TaskInfo) -> Bool = { _ in true })
+    static func ids(
+        _ sections: [TaskSection], _ prefix: String, where keep: (TaskInfo) -> Bool = { _ in true }
+    )
         -> [String]
     {
         guard let client = try? BusClient(), client.agentIsRunning() else { return [] }
