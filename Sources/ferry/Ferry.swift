@@ -30,13 +30,27 @@ struct FerryCommand: ParsableCommand {
 
     /// A mistyped subcommand gets a suggestion, as a mistyped option does (git and cargo do it too).
     static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
         let words = configuration.subcommands.map { $0._commandName } + ["help"]
-        if let first = CommandLine.arguments.dropFirst().first, !first.hasPrefix("-"), !words.contains(first),
+        if let first = arguments.first, !first.hasPrefix("-"), !words.contains(first),
             let near = Spelling.suggestion(for: first, among: words)
         {
             // Glibc, not Foundation: the command links FoundationEssentials only (no ICU data).
             let hint = "Did you mean '\(near)'? (ferry --help lists them)"
             fputs("ferry: '\(first)' is not a ferry command. \(hint)\n", stderr)
+            Self.exit(withError: ExitCode.validationFailure)
+        }
+        // A command of commands (config): a word that is none of them is named, not taken as
+        // an argument of the default one.
+        if arguments.count > 1, !arguments[1].hasPrefix("-"),
+            let command = configuration.subcommands.first(where: { $0._commandName == arguments[0] }),
+            case let inner = command.configuration.subcommands.map({ $0._commandName }), !inner.isEmpty,
+            !inner.contains(arguments[1]), arguments[1] != "help"
+        {
+            let near = Spelling.suggestion(for: arguments[1], among: inner).map { " Did you mean '\($0)'?" } ?? ""
+            fputs(
+                "ferry: '\(arguments[1])' is not a \(arguments[0]) command (\(inner.joined(separator: ", "))).\(near)\n",
+                stderr)
             Self.exit(withError: ExitCode.validationFailure)
         }
         do {

@@ -16,4 +16,13 @@ import Testing
         let r = try h.run(Harness.ferry, ["zzzz"])
         #expect(r.status == 64 && !r.stderr.contains("Did you mean"), "\(r.stderr)")
     }
+
+    /// `ferry config foo` names config's commands instead of printing `config list`'s usage.
+    @Test func aWordThatIsNoConfigCommandIsNamed() throws {
+        let h = try Harness()
+        let r = try h.run(Harness.ferry, ["config", "lsit"])
+        #expect(r.status == 64 && r.stderr.contains("'lsit' is not a config command (list, get, set, reset). Did you mean 'list'?"),
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("Usage: ferry config list"), "\(r.stderr)")
+    }
 }
