@@ -48,9 +48,8 @@ struct FerryCommand: ParsableCommand {
             !inner.contains(arguments[1]), arguments[1] != "help"
         {
             let near = Spelling.suggestion(for: arguments[1], among: inner).map { " Did you mean '\($0)'?" } ?? ""
-            fputs(
-                "ferry: '\(arguments[1])' is not a \(arguments[0]) command (\(inner.joined(separator: ", "))).\(near)\n",
-                stderr)
+            let list = inner.joined(separator: ", ")
+            fputs("ferry: '\(arguments[1])' is not a \(arguments[0]) command (\(list)).\(near)\n", stderr)
             Self.exit(withError: ExitCode.validationFailure)
         }
         do {

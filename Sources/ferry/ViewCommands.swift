@@ -36,6 +36,11 @@ struct View: ParsableCommand {
                 let finished = tasks.filter { $0.state == .completed }.sorted { $0.updated > $1.updated }
                 screen += "Finished\n"
                 screen += finished.isEmpty ? "  (none)\n" : finished.map { "  \($0.id)\t\($0.file ?? "")\n" }.joined()
+                // As the window shows them: what failed or was canceled, and why.
+                let failed = tasks.filter { $0.state == .failed || $0.state == .canceled }.sorted {
+                    $0.updated > $1.updated
+                }
+                if !failed.isEmpty { screen += "Failed\n" + failed.map { "  " + Output.line($0) + "\n" }.joined() }
                 print(screen, terminator: "")
                 fflush(stdout)
                 return watch

@@ -156,3 +156,17 @@ import Testing
         #expect(try Self.offered(h, "set-url") == [failed, paused, scheduled])
     }
 }
+
+/// `ferry view --terminal` shows what failed and why, as the window does (issue 57 item 10).
+@Suite struct TextViewTests {
+    @Test func failedTasksAreShownWithTheirReason() throws {
+        let h = try Harness()
+        try h.startFaultServer()
+        try h.startAgent()
+        let failed = try h.ferry("download", "--wait", h.faultURL("missing.txt")).taskID()
+        let view = try h.ferry("view", "--terminal")
+        #expect(view.status == 0, "\(view.stderr)")
+        let section = view.stdout.components(separatedBy: "Failed\n").last ?? ""
+        #expect(view.stdout.contains("Failed\n") && section.contains("\(failed)") && section.contains("HTTP 404"), "\(view.stdout)")
+    }
+}
