@@ -24,6 +24,15 @@ enum RowText {
         ByteSize.text(n)
     }
 
+    /// The state in a word or two ("Running", "Paused", "Retrying at 14:03", "Completed").
+    static func state(_ t: TaskInfo) -> String {
+        switch t.state {
+        case .waiting: return waiting(t)
+        case .failed: return "Failed"
+        default: return t.state.rawValue.prefix(1).uppercased() + t.state.rawValue.dropFirst()
+        }
+    }
+
     /// "3.2 MB of 10 MB · 1.1 MiB/s · 6 s left", or why the task waits.
     static func active(_ t: TaskInfo, speed: Double?) -> String {
         let amount =

@@ -28,6 +28,8 @@ final class TaskRowView {
     private let progress = gtk_progress_bar_new()!
     private var buttons: [(widget: Widget, shown: (TaskInfo) -> Bool)] = []
     private var task: TaskInfo?
+    /// The task the row showed last (its buttons' focus is kept across a rebind of the same task).
+    private var shownID: Int64?
     /// The list position it shows while bound (the window updates it there in place).
     var position: Int?
 
@@ -89,16 +91,20 @@ final class TaskRowView {
 
     /// Shows a row, or a placeholder while its page is on its way.
     func bind(_ row: TaskList.Row?) {
+        let before = shownID
         task = row?.task
         gtk_widget_set_visible(header, row?.header == nil ? 0 : 1)
         gtk_label_set_text(cast(header), row?.header ?? "")
         guard let t = row?.task else {
+            shownID = nil
             gtk_label_set_text(cast(name), "Loading…")
             gtk_label_set_text(cast(detail), "")
             gtk_widget_set_visible(progress, 0)
             for b in buttons { gtk_widget_set_visible(b.widget, 0) }
             return
         }
+        let sameTask = before == t.id
+        shownID = t.id
         let title = RowText.name(t)
         gtk_label_set_text(cast(name), title)
         // A bar where there is progress to show: a fraction when the size is known, a pulse that
@@ -115,8 +121,18 @@ final class TaskRowView {
             }
             Accessible.label(progress, "Progress of " + title)
         }
-        gtk_label_set_text(cast(detail), t.state.isFinal ? RowText.ended(t) : RowText.active(t, speed: row?.speed))
+        let words = t.state.isFinal ? RowText.ended(t) : RowText.active(t, speed: row?.speed)
+        gtk_label_set_text(cast(detail), words)
+        // The row itself is named (the list item a screen reader lands on): the file and its
+        // state, without the figures that change while it runs (a name change is read aloud).
+        if let item = gtk_widget_get_parent(root) { Accessible.label(item, title + ", " + RowText.state(t)) }
+        let focused = sameTask ? buttons.firstIndex { gtk_widget_has_focus($0.widget) != 0 } : nil
         for b in buttons { gtk_widget_set_visible(b.widget, b.shown(t) ? 1 : 0) }
+        // A toggle (Pause, then Resume) replaces the focused button: focus goes to the one that
+        // takes its place, as GNOME apps keep it, not to the row.
+        if let focused, !buttons[focused].shown(t), let next = buttons.first(where: { $0.shown(t) }) {
+            gtk_widget_grab_focus(next.widget)
+        }
     }
 }
 

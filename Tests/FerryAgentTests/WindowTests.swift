@@ -8,7 +8,7 @@ import Testing
 /// accessibility bus as a screen reader would, against the real agent.
 @Suite(.serialized) struct WindowTests {
     struct Shown: Decodable {
-        struct Row: Decodable { var labels: [String]; var buttons: [String]; var progress: [String] }
+        struct Row: Decodable { var name: String; var labels: [String]; var buttons: [String]; var progress: [String] }
         var title: String
         var buttons: [String]
         var rows: [Row]

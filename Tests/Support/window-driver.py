@@ -86,7 +86,7 @@ def rows(frame):
     for node in walk(frame):
         if node.getRoleName() != "list item":
             continue
-        row = {"labels": [], "buttons": [], "progress": []}
+        row = {"name": node.name, "labels": [], "buttons": [], "progress": []}
         for n in walk(node):
             role = n.getRoleName()
             if role == "label":
@@ -151,6 +151,34 @@ def main(args):
         if args[0] == "press":
             target.queryAction().doAction(0)
         print("found")
+    elif args[0] == "focus":   # the keyboard's focus onto a row's button, as Tab would put it
+        name, button = args[1], args[2]
+
+        def find(frame):
+            row = row_named(frame, name)
+            return next((n for n in walk(row) if n.getRoleName() == "push button" and named(n, button)), None) if row else None
+
+        frame, target = until(f"button {button!r} in the row of {name!r}", find)
+        wid = subprocess.check_output(["xdotool", "search", "--onlyvisible", "--name", "^%s$" % frame.name], text=True).split()[0]
+        # GTK 4.8 takes no focus over AT-SPI: Tab to it, as a keyboard user does (bounded).
+        for _ in range(40):
+            if target.getState().contains(pyatspi.STATE_FOCUSED):
+                print("focused")
+                return
+            subprocess.check_call(["xdotool", "windowfocus", "--sync", wid, "key", "Tab"])
+            time.sleep(0.05)   # the key's effect reaches AT-SPI as an event: read it again
+        sys.exit(f"Tab never reached {button!r} of {name!r}")
+    elif args[0] == "focused":   # what has the keyboard's focus: "role|name" (waits for NAME if given)
+        want = args[1] if len(args) > 1 else None
+
+        deadline = time.monotonic() + 10
+        while True:
+            frame = window()
+            n = next((n for n in walk(frame) if n.getState().contains(pyatspi.STATE_FOCUSED)), None) if frame else None
+            if n is not None and (want is None or n.name == want) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        print(f"{n.getRoleName()}|{n.name}" if n is not None else "none|")
     elif args[0] == "keeps":
         name, button, seconds = args[1], args[2], float(args[3])
 
