@@ -113,7 +113,15 @@ final class DownloadsWindow {
             )
             return
         }
-        if preferences == nil { preferences = PreferencesWindow(parent: window, store: settings) }
+        if preferences == nil {
+            let p = PreferencesWindow(parent: window, store: settings)
+            p.askEffectiveFolder = { [weak self, weak p] in
+                self?.send(AgentCalls.getStatus()) { status in
+                    p?.showEffectiveFolder(status.downloadFolder ?? XDG.downloadDirectory)
+                }
+            }
+            preferences = p
+        }
         preferences!.present()
     }
 

@@ -15,6 +15,10 @@ final class PreferencesWindow {
     private let folder = adw_entry_row_new()!
     /// The folder typed is applied once typing has paused (not "/", "/h", "/ho"… on the way).
     private var folderTimer: UInt32 = 0
+    /// Where downloads go now, whatever the field holds (empty at the default): the agent says.
+    private let effectiveFolder = adw_action_row_new()!
+    /// Asks the agent where downloads go and shows it (the window's call).
+    var askEffectiveFolder: () -> Void = {}
 
     init(parent: Widget, store: SettingsStore) {
         self.store = store
@@ -35,12 +39,15 @@ final class PreferencesWindow {
             cast(store.settings), Setting.downloadFolder.rawValue, cast(folder), "text", G_SETTINGS_BIND_GET)
         on(UnsafeMutableRawPointer(folder), "changed") { [unowned self] in folderEdited() }
         if let text = gtk_editable_get_delegate(cast(folder)) { Accessible.label(cast(text), "Download folder") }
+        adw_preferences_row_set_title(cast(effectiveFolder), "Downloads go to")
+        adw_action_row_set_subtitle(cast(effectiveFolder), XDG.downloadDirectory)
 
         let page = adw_preferences_page_new()!
         let files = group(
             "Files",
             [
                 folder,
+                effectiveFolder,
                 row(
                     "Keep ended downloads in the list", "Days; 0 keeps them for ever",
                     spin(.keepEndedDays)),
@@ -82,7 +89,15 @@ final class PreferencesWindow {
         return r
     }
 
-    func present() { gtk_window_present(cast(window)) }
+    func present() {
+        gtk_window_present(cast(window))
+        askEffectiveFolder()
+    }
+
+    /// The folder downloads go to when they name none, as the agent reported it.
+    func showEffectiveFolder(_ path: String) {
+        adw_action_row_set_subtitle(cast(effectiveFolder), VisibleText.escaped(path))
+    }
 
     /// A number in the setting's range (the schema's; shown in KiB where `kibibytes`).
     private func spin(_ setting: Setting, kibibytes: Bool = false) -> Widget {
@@ -134,6 +149,7 @@ final class PreferencesWindow {
             return
         }
         apply(.downloadFolder, text)
+        askEffectiveFolder()
     }
 
     private func apply(_ setting: Setting, _ text: String) {

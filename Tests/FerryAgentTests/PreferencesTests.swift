@@ -37,6 +37,19 @@ import Testing
             .trimmingCharacters(in: .newlines) == "7")
     }
 
+    /// At the default the folder field is empty: the row under it says where downloads go, as
+    /// the agent has it (here its --download-dir, which wins over the setting; issue 57 item 9).
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func theFolderDownloadsGoToIsShown() throws {
+        let h = try Harness()
+        h.useMemoryBackend()
+        try h.startAgent()
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("key", "ctrl+comma")
+        _ = try h.windowDriver("label", h.downloads)
+    }
+
     /// The folder field shows a 40-character path whole at the dialog's default size (it was
     /// 33 px wide, showing "chive" of ~/Music/Podcasts/Archive).
     @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))

@@ -179,6 +179,18 @@ def main(args):
                 break
             time.sleep(0.1)
         print(f"{n.getRoleName()}|{n.name}" if n is not None else "none|")
+    elif args[0] == "label":   # a label reading TEXT in any of the app's windows (waits for it)
+        text, deadline = args[1], time.monotonic() + 30
+        while True:
+            found = [n.name for app in pyatspi.Registry.getDesktop(0)
+                     if app is not None and app.name in ("dev.ferry.Downloads", "ferry-downloads")
+                     for frame in app for n in walk(frame) if n.getRoleName() == "label"]
+            if text in found:
+                print("found")
+                break
+            if time.monotonic() > deadline:
+                sys.exit(f"no label {text!r} among {found}")
+            time.sleep(0.1)
     elif args[0] == "keeps":
         name, button, seconds = args[1], args[2], float(args[3])
 

@@ -146,6 +146,7 @@ extension BusService {
         let store = c.caller == .host ? agent.storePath : ""
         return AgentStatus(
             version: FerryRelease.version, store: store, pid: Int64(getpid()), tasks: tasks, running: figures.running,
-            badge: figures.badge, damagedStore: c.caller == .host ? agent.damagedStore : nil)
+            badge: figures.badge, damagedStore: c.caller == .host ? agent.damagedStore : nil,
+            downloadFolder: c.caller == .host ? agent.defaultDownloadFolder : nil)
     }
 }

@@ -21,6 +21,11 @@ public final class Agent {
     private(set) var damagedStore: String?
     let log: Logger
     var core: AgentCore
+    /// Where the user's downloads go when they name no folder (`SessionRules.defaultDirectory`
+    /// for the host's sessions): --download-dir, else the setting, else the XDG folder.
+    var defaultDownloadFolder: String {
+        core.settings.downloadDirectory ?? core.settings.downloadFolder ?? XDG.downloadDirectory
+    }
     let transfers: Transfers
     /// Popups, the keyring, the network and the mounts.
     let desktop: DesktopLinks

@@ -77,12 +77,15 @@ public struct AgentStatus: Sendable, Equatable {
     public var badge: Int
     /// Where a store found damaged at this start was moved aside (nil: it was not).
     public var damagedStore: String?
+    /// Where a download that names no folder goes (ferryd's --download-dir, else the setting,
+    /// else the XDG download folder): host callers only.
+    public var downloadFolder: String?
     public init(
         version: String, store: String, pid: Int64, tasks: [TaskState: Int], running: Int, badge: Int,
-        damagedStore: String? = nil
+        damagedStore: String? = nil, downloadFolder: String? = nil
     ) {
         self.version = version; self.store = store; self.pid = pid; self.tasks = tasks; self.running = running;
-        self.badge = badge; self.damagedStore = damagedStore
+        self.badge = badge; self.damagedStore = damagedStore; self.downloadFolder = downloadFolder
     }
 
     public var bus: [String: Value] {
@@ -93,6 +96,7 @@ public struct AgentStatus: Sendable, Equatable {
             Key.tasks.rawValue: .dict(counts), Key.running.rawValue: .uint32(UInt32(clamping: running)),
             Key.badge.rawValue: .uint32(UInt32(clamping: badge)),
         ].merging(damagedStore.map { [Key.damagedStore.rawValue: .string($0)] } ?? [:]) { a, _ in a }
+            .merging(downloadFolder.map { [Key.downloadFolder.rawValue: .string($0)] } ?? [:]) { a, _ in a }
     }
 
     public init(bus d: [String: Value]) throws {
@@ -107,7 +111,8 @@ public struct AgentStatus: Sendable, Equatable {
         self.init(
             version: try f.string(.version), store: try f.string(.store), pid: try f.int64(.pid),
             tasks: counts, running: try f.count(.running), badge: try f.count(.badge),
-            damagedStore: f.optional(.damagedStore) { $0.stringValue })
+            damagedStore: f.optional(.damagedStore) { $0.stringValue },
+            downloadFolder: f.optional(.downloadFolder) { $0.stringValue })
     }
 }
 
