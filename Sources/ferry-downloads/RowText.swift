@@ -44,7 +44,7 @@ enum RowText {
         case .waiting: return "\(waiting(t)) · \(amount)"
         default:
             guard let speed, speed > 0 else { return amount }
-            var parts = [amount, ByteSize.rate(Int64(speed))]
+            var parts = [amount, ByteSize.speed(Int64(speed))]
             if let e = t.expected, e > t.received { parts.append(duration(Double(e - t.received) / speed) + " left") }
             return parts.joined(separator: " · ")
         }

@@ -167,7 +167,7 @@ struct Download: ParsableCommand {
         let width = 30
         var rate = ""
         if let s = speed?.bytesPerSecond, s > 0 {
-            rate = " \(ByteSize.rate(Int64(s)))"
+            rate = " \(ByteSize.speed(Int64(s)))"
             if let left = speed?.secondsLeft(received: t.received, expected: t.expected) {
                 rate += ", \(TransferSpeed.duration(left)) left"
             }

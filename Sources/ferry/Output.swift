@@ -71,8 +71,9 @@ enum Output {
         return stdoutIsTerminal ? text : text.replacing("\u{00A0}", with: " ")
     }
 
+    /// A transfer's speed, in the units of the sizes beside it.
     static func rate(_ n: Int64) -> String {
-        let text = ByteSize.rate(n)
+        let text = ByteSize.speed(n)
         return stdoutIsTerminal ? text : text.replacing("\u{00A0}", with: " ")
     }
 

@@ -1,10 +1,14 @@
 import CGLib
 
 /// Byte counts as people read them, the same in the CLI and the window: GLib's g_format_size
-/// (SI units, as GNOME's file manager shows them: "0 bytes", "16.4 kB", "1.2 MB"); rates in
-/// IEC units, as limits are set ("1.1 MiB/s").
+/// (SI units, as GNOME's file manager shows them: "0 bytes", "16.4 kB", "1.2 MB"), and a
+/// transfer's speed beside them in the same units ("1.4 MB of 60.0 MB · 158.8 kB/s": one system
+/// a line); limits in IEC units, as they are set ("500.0 KiB/s").
 public enum ByteSize {
-    /// A rate as the desktop writes one, in powers of 1024 as the limits are set:
+    /// A transfer's speed, in the units of the sizes it is shown with: "158.8 kB/s".
+    public static func speed(_ bytesPerSecond: Int64) -> String { text(bytesPerSecond) + "/s" }
+
+    /// A limit as the desktop writes one, in powers of 1024 as the limits are set:
     /// "500.0 KiB/s", "2.0 MiB/s" (what `ferry config set` takes back).
     public static func rate(_ bytesPerSecond: Int64) -> String {
         guard let c = g_format_size_full(guint64(max(bytesPerSecond, 0)), G_FORMAT_SIZE_IEC_UNITS) else {
