@@ -68,6 +68,12 @@ import Testing
         try h.eventually("the ready line in ferryd.log") {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("ready on the session bus")
         }
+        // Its lines read as stderr's do: the zone, and the module that spoke; news said once.
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let ready = try #require(lines.first { $0.contains("ready on the session bus") })
+        #expect(ready.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info ferryd: \[ferryd\] "#,
+                            options: .regularExpression) != nil, "\(ready)")
+        #expect(lines.filter { $0.hasSuffix("network available") }.count <= 1, "\(lines)")
     }
 
     /// A download that fails for good is a warning naming the task and why (what
@@ -85,5 +91,10 @@ import Testing
         #expect(warnings.contains { $0.contains("task 1 failed:") && $0.contains("404") && $0.contains("missing.bin") }, "\(warnings)")
         #expect(!warnings.contains { $0.contains("task 2") }, "\(warnings)")   // its 503 was retried: info only
         #expect(h.agentLog.contains("task 2: attempt ended: curl 22 HTTP 503"))
+        // The cause comes before the failure it led to.
+        let lines = h.agentLog.split(separator: "\n")
+        let cause = lines.firstIndex { $0.contains("task 1: attempt ended") }
+        let failure = lines.firstIndex { $0.contains("task 1 failed:") }
+        #expect(cause != nil && failure != nil && cause! < failure!, "\(lines)")
     }
 }

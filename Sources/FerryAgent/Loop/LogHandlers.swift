@@ -103,9 +103,10 @@ final class RotatingFileLogHandler: LogHandler, @unchecked Sendable {
         var local = tm()
         localtime_r(&seconds, &local)
         var buffer = [CChar](repeating: 0, count: 32)
-        strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &local)
+        // As stderr's lines are (swift-log's stream format): the zone, and the module that spoke.
+        strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local)
         let stamp = String(cString: buffer)
-        let text = Array("\(stamp) \(level) ferryd: \(message)\n".utf8)
+        let text = Array("\(stamp) \(level) ferryd: [\(source)] \(message)\n".utf8)
         pthread_mutex_lock(&lock)
         defer { pthread_mutex_unlock(&lock) }
         if size + Int64(text.count) > Self.limit, size > 0 {

@@ -26,10 +26,16 @@ extension AgentCore {
     /// When the network comes or goes, running transfers restart too, on new connections (the
     /// old ones may lead nowhere); on a metered one the user does not allow, they stop and wait.
     mutating func networkChanged(_ state: NetworkState, _ now: Int64, _ ledger: AgentLedger) -> [AgentEffect] {
-        var effects: [AgentEffect] = [
-            .log(.info, state.available ? "network available" : "network changed; no default route")
-        ]
         let flipped = world.networkKnown && world.network.available != state.available
+        // Said once at start and when it comes, goes or turns metered; the monitor's other
+        // changes (a route, an interface) only at debug level.
+        let news = !world.networkKnown || flipped || world.network.metered != state.metered
+        var effects: [AgentEffect] = [
+            .log(
+                news ? .info : .debug,
+                state.available
+                    ? "network available" + (state.metered ? " (metered)" : "") : "network changed; no default route")
+        ]
         let refused = !settings.allowMetered && state.metered && !world.network.metered
         world.network = state
         world.networkKnown = true

@@ -137,11 +137,12 @@ extension RunningTasks {
         steps.effects.append(Self.launcherWake(ctx.now))
         steps.effects.append(.wake(.schedule, at: nil))
         if outcome.curlCode != 0 || outcome.stalledSeconds != nil {
-            steps.effects.append(
+            // The cause first, then what it made of the task (a failure's warning).
+            steps.effects.insert(
                 .log(
                     .info,
                     "task \(id): attempt ended: curl \(outcome.curlCode) HTTP \(outcome.httpStatus) "
-                        + "\(outcome.rejection ?? outcome.curlMessage)"))
+                        + "\(outcome.rejection ?? outcome.curlMessage)"), at: 0)
         }
         steps.transfersChanged = true
         return steps
