@@ -44,6 +44,9 @@ final class DownloadsWindow {
             send(AgentCalls.clearFinished(session: "")) { _ in }
         }
         action(map, app, "about", keys: []) { [unowned self] in About.show(over: window) }
+        action(map, app, "shortcuts", keys: ["<Control>question"]) { [unowned self] in
+            ShortcutsWindow.show(over: window)
+        }
         action(UnsafeMutableRawPointer(app), app, "quit", scope: "app", keys: ["<Control>q"]) {
             g_application_quit(cast(app))
         }
@@ -95,7 +98,10 @@ final class DownloadsWindow {
     /// The primary menu (GNOME's "hamburger"): what the header bar has no room for.
     private func mainMenu() -> Widget {
         let menu = g_menu_new()!
-        for (label, action) in [("Preferences", "win.preferences"), ("About Downloads", "win.about")] {
+        for (label, action) in [
+            ("Preferences", "win.preferences"), ("Keyboard Shortcuts", "win.shortcuts"),
+            ("About Downloads", "win.about"),
+        ] {
             g_menu_append(menu, label, action)
         }
         let button = gtk_menu_button_new()!

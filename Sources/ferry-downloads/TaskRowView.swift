@@ -63,12 +63,13 @@ final class TaskRowView {
             $0.state == .waiting && $0.reason == .credentials
         }
         add(row, "process-stop-symbolic", "Cancel", actions.cancel, active)
-        add(row, "document-open-symbolic", "Open", actions.open) { $0.state == .completed && $0.kind == .download }
+        // The file itself (Adwaita draws document-open as a folder: beside Show in Folder the two looked alike).
+        add(row, "text-x-generic-symbolic", "Open", actions.open) { $0.state == .completed && $0.kind == .download }
         add(row, "folder-symbolic", "Show in Folder", actions.showInFolder) {
             $0.state == .completed && $0.kind == .download
         }
         // An upload's reply (the server's answer body), the user's own: an app's is the app's to read.
-        add(row, "document-open-symbolic", "Open Reply", actions.openReply) {
+        add(row, "text-x-generic-symbolic", "Open Reply", actions.openReply) {
             $0.state == .completed && $0.kind == .upload && !($0.replyFile ?? "").isEmpty && $0.app.isEmpty
         }
         add(row, "view-refresh-symbolic", "Retry", actions.retry) { $0.state == .failed && $0.kind == .download }

@@ -27,4 +27,17 @@ import Testing
         #expect(shown.rows.allSatisfy { !$0.name.isEmpty }, "\(shown.rows.map(\.name))")
         #expect(shown.row("lecture.bin")?.name.hasPrefix("lecture.bin, ") == true, "\(shown.rows.map(\.name))")
     }
+
+    /// GNOME's HIG: Ctrl+? opens a Keyboard Shortcuts window listing the window's shortcuts.
+    @Test(.enabled(if: Harness.canShowWindows, "needs Xvfb, at-spi2-core, python3-pyatspi and a built ferry-downloads"))
+    func ctrlQuestionMarkListsTheShortcuts() throws {
+        let h = try Harness()
+        try h.startNotificationServer()
+        try h.startAgent()
+        try h.startDisplay()
+        _ = try h.spawnWaitable(Harness.ferry, ["view"])
+        _ = try h.windowDriver("key", "ctrl+question")
+        _ = try h.windowDriver("label", "Type a URL to download")
+        _ = try h.windowDriver("label", "Clear finished downloads")
+    }
 }
