@@ -102,8 +102,8 @@ struct Download: ParsableCommand {
 
     /// Follows one task until it ends, woken by the agent's TaskChanged signal (and, on a
     /// terminal, a redraw timer for the progress bar). Exit 0 when complete, 1 otherwise.
-    static func waitFor(_ id: Int64, agent: AgentConnection) throws {
-        let bar = Output.stderrIsTerminal
+    static func waitFor(_ id: Int64, agent: AgentConnection, quiet: Bool = false) throws {
+        let bar = Output.stderrIsTerminal && !quiet
         let loop = g_main_loop_new(nil, 0)
         defer { g_main_loop_unref(loop) }
         var outcome: Result<Void, Error>?
@@ -125,7 +125,7 @@ struct Download: ParsableCommand {
                     // Where it went (it may be "name (1).ext"): on stderr, so stdout stays the task id.
                     if let file = t.file, t.kind == .download {
                         if bar { Output.toStderr("\n") }
-                        Output.toStderr("saved to \(file)\n")
+                        if !quiet { Output.toStderr("saved to \(file)\n") }
                         g_main_loop_quit(loop)
                         return
                     }

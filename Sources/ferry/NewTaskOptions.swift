@@ -35,6 +35,8 @@ struct NewTaskOptions: ParsableArguments {
     var json = false
     @Flag(help: "Wait until the task ends (progress bar on a terminal); exit 0 on success.")
     var wait = false
+    @Flag(name: [.customShort("q"), .long], help: "With --wait: no progress and no 'saved to' (failures still said).")
+    var quiet = false
 
     static func startTime(_ text: String) throws -> Int64 {
         guard let at = StartTime.parse(text) else {
@@ -75,7 +77,7 @@ struct NewTaskOptions: ParsableArguments {
     /// After the task was made: waits for it (--wait) and prints it (--json), also when it failed.
     func follow(_ id: Int64, agent: AgentConnection) throws {
         defer { if json, let t = try? agent.task(id) { Output.printJSON(Output.detailJSON(t)) } }
-        if wait { try Download.waitFor(id, agent: agent) }
+        if wait { try Download.waitFor(id, agent: agent, quiet: quiet) }
     }
 
     /// After several tasks were made: waits for them all (--wait) and prints them (--json, an array).
@@ -86,7 +88,7 @@ struct NewTaskOptions: ParsableArguments {
                 Output.printJSON(.array(shown))
             }
         }
-        if wait { try WaitAll.waitFor(ids, agent: agent) }
+        if wait { try WaitAll.waitFor(ids, agent: agent, quiet: quiet) }
     }
 
     /// The task options these give.

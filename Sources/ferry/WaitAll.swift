@@ -8,8 +8,8 @@ import Glibc
 /// 40.0 MB"), each end said as it comes (where a file went, why a task failed), exit 0 only
 /// when every file is there.
 enum WaitAll {
-    static func waitFor(_ ids: [Int64], agent: AgentConnection) throws {
-        let bar = Output.stderrIsTerminal
+    static func waitFor(_ ids: [Int64], agent: AgentConnection, quiet: Bool = false) throws {
+        let bar = Output.stderrIsTerminal && !quiet
         let loop = g_main_loop_new(nil, 0)
         defer { g_main_loop_unref(loop) }
         let watched = Set(ids)
@@ -33,7 +33,7 @@ enum WaitAll {
                 ended.insert(id)
                 if bar { Output.toStderr("\r\u{1B}[K") }
                 if t.state == .completed {
-                    Output.toStderr("task \(id) saved to \(t.file ?? "?")\n")
+                    if !quiet { Output.toStderr("task \(id) saved to \(t.file ?? "?")\n") }
                 } else {
                     Output.error("task \(id) \(t.state.rawValue): \(t.error ?? "unknown error")")
                 }

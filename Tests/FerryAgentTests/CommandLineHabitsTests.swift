@@ -105,6 +105,8 @@ import Testing
         }
         let schemeless = try h.ferry("download", "example.org/f.pdf")
         #expect(schemeless.stderr.contains("add https:// (ferry download https://example.org/f.pdf)"), "\(schemeless.stderr)")
+        let quiet = try h.run("/usr/bin/script", ["-qefc", "\(Harness.ferry) download -q --wait -o \(h.root)/quiet.txt '\(h.faultURL("ok.txt"))'", "/dev/null"])
+        #expect(quiet.status == 0 && !quiet.stdout.contains("saved to") && !quiet.stdout.contains("%"), "-q, as wget's: \(quiet.stdout)")
         let swapped = try h.ferry("upload", "https://example.org/up", h.root + "/ok.txt")
         #expect(swapped.status == 2 && swapped.stderr.contains("the file comes first"), "\(swapped.stderr)")
     }
