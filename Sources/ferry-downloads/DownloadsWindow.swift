@@ -185,6 +185,7 @@ final class DownloadsWindow {
         g_object_ref(list.model.object)  // the selection model takes one reference
         let selection = gtk_no_selection_new(list.model.listModel)
         let view = gtk_list_view_new(cast(selection), factory)!
+        RowStyle.apply(to: view)
         gtk_list_view_set_show_separators(cast(view), 1)
         Accessible.label(view, "Downloads")
         // Enter or a double click on a finished download opens it, as in a file manager.

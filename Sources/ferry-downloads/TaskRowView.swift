@@ -43,6 +43,7 @@ final class TaskRowView {
         gtk_widget_set_valign(text, GTK_ALIGN_CENTER)
         let row = Make.box(false, spacing: 6, [text])
         Make.margins(row, 6, 12)
+        gtk_widget_add_css_class(row, "ferry-row-body")  // the focus ring's (RowStyle), not the heading's
         root = Make.box(true, spacing: 0, [header, row])
 
         // One way forward a state: a queued or running task can be paused; a paused one resumed;
