@@ -143,7 +143,7 @@ public final class FerryDownloadTask: FerryTask, @unchecked Sendable {
     ///
     /// - Returns: whether the task's header fields were dropped: the agent never sends them to
     ///   another origin (an `Authorization` for the old host must not reach the new one).
-    /// - Throws: ``FerryError`` `InvalidURL` or `UnsupportedScheme` for the URL, `InvalidState`
+    /// - Throws: a `FerryError`: `InvalidURL` or `UnsupportedScheme` for the URL, `InvalidState`
     ///   once the task completed or was canceled.
     @discardableResult
     public func setURL(_ url: URL) throws -> Bool {

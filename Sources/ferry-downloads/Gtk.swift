@@ -87,6 +87,27 @@ enum Make {
         return b
     }
 
+    /// A small modal window over `parent` (a dialog: Log In, New Link), `content` inside with
+    /// the dialog's margins, and Cancel and the suggested action at its end.
+    static func dialog(
+        _ title: String, over parent: Widget, width: Int32, _ content: [Widget], buttons: [Widget]
+    )
+        -> Widget
+    {
+        let window = gtk_window_new()!
+        gtk_window_set_title(cast(window), title)
+        gtk_window_set_transient_for(cast(window), cast(parent))
+        gtk_window_set_modal(cast(window), 1)
+        gtk_window_set_default_size(cast(window), width, -1)
+        if let last = buttons.last { gtk_widget_add_css_class(last, "suggested-action") }
+        let row = box(false, spacing: 6, buttons)
+        gtk_widget_set_halign(row, GTK_ALIGN_END)
+        let all = box(true, spacing: 12, content + [row])
+        margins(all, 18, 18)
+        gtk_window_set_child(cast(window), all)
+        return window
+    }
+
     /// A button whose label is also its accessible name.
     static func button(_ title: String, _ action: @escaping () -> Void) -> Widget {
         let b = gtk_button_new_with_label(title)!
