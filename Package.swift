@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "ferryd", targets: ["ferryd"]),
         .executable(name: "ferry", targets: ["ferry"]),
         .executable(name: "ferry-downloads", targets: ["ferry-downloads"]),
+        .executable(name: "ferry-browser-host", targets: ["ferry-browser-host"]),
         // The one library apps use. The agent's shell (FerryAgent) is no product: only ferryd and
         // this package's tests build on it, and they name the target.
         .library(name: "Ferry", targets: ["Ferry"]),
@@ -63,6 +64,9 @@ let package = Package(
                           swiftSettings: agentSwift),
         // The client library apps use (NSURLSession-shaped); Swift 6 language mode.
         .target(name: "Ferry", dependencies: ["FerryBus", "FerryCore", "CGLib"], path: "Sources/Ferry"),
+        // The browser extension's native messaging host (browser/): stdin and stdout, no GTK.
+        .executableTarget(name: "ferry-browser-host", dependencies: ["FerryBus", "FerryCore"],
+                          path: "Sources/ferry-browser-host", swiftSettings: agentSwift),
         .executableTarget(name: "ferry",
                           dependencies: ["FerryBus", "FerryCore", "CGLib",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],

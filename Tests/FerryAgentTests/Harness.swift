@@ -106,6 +106,7 @@ final class Harness: @unchecked Sendable {
     }
     static var ferryd: String { buildDirectory + "/ferryd" }
     static var ferry: String { buildDirectory + "/ferry" }
+    static var browserHost: String { buildDirectory + "/ferry-browser-host" }
     static var packageRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     }
