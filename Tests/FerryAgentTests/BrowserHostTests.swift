@@ -122,6 +122,19 @@ import Testing
         #expect(chromium["name"] as? String == "dev.ferry.browser" && firefox["name"] as? String == "dev.ferry.browser")
     }
 
+    /// scripts/pack-extension: every file of browser/ at the archive's top, the same bytes
+    /// from the same source.
+    @Test func thePackedExtensionHoldsItsFiles() throws {
+        let h = try Harness()
+        let first = try h.run("/bin/bash", [Harness.packageRoot + "/scripts/pack-extension", h.root + "/a"])
+        let second = try h.run("/bin/bash", [Harness.packageRoot + "/scripts/pack-extension", h.root + "/b"])
+        #expect(first.status == 0 && second.status == 0, "\(first.stderr)")
+        let listed = try h.run("/usr/bin/env", ["python3", "-c", "import zipfile,sys; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))", h.root + "/a/ferry-extension.xpi"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: Harness.packageRoot + "/browser").sorted()
+        #expect(listed.stdout.split(separator: "\n").map(String.init) == files && files.contains("manifest.json"))
+        #expect(FileManager.default.contents(atPath: h.root + "/a/ferry-extension.zip") == FileManager.default.contents(atPath: h.root + "/b/ferry-extension.zip"))
+    }
+
     /// SHA-256 by sha256sum (no crypto library in the tests).
     private func h256(_ data: Data) throws -> [UInt8] {
         let file = NSTemporaryDirectory() + "ferry-key-\(UUID().uuidString)"
@@ -137,5 +150,48 @@ import Testing
         return stride(from: 0, to: 64, by: 2).map { i in
             UInt8(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 2)], radix: 16)!
         }
+    }
+}
+
+/// End to end with Debian's Chromium (headless, a private profile, the unpacked extension
+/// loaded): a download that needs the site's session cookie goes to Ferry, which saves it with
+/// the cookie sent, and the browser's own download is canceled (it never gets its name).
+@Suite struct ChromiumHandOffTests {
+    static let chromium = "/usr/bin/chromium"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: chromium), "needs chromium (scripts/install-deps --test)"))
+    func aDownloadThatNeedsTheSessionGoesToFerry() throws {
+        let h = try Harness()
+        try h.startAgent()
+        let port = try Harness.freePort(), log = h.root + "/site.log"
+        _ = try h.spawnWaitable("/usr/bin/env", ["python3", Harness.packageRoot + "/Tests/Support/cookie-site.py", String(port), log],
+                                errors: h.root + "/site.err")
+        try h.eventually("the site listening (Flask: scripts/install-deps --test)") { Harness.canConnect(port) }
+        let profile = h.root + "/chromium", hosts = profile + "/NativeMessagingHosts"
+        try FileManager.default.createDirectory(atPath: hosts, withIntermediateDirectories: true)
+        let manifest = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.browser.chromium.json", encoding: .utf8)
+            .replacingOccurrences(of: "@HOST@", with: Harness.browserHost)
+        try manifest.write(toFile: hosts + "/dev.ferry.browser.json", atomically: true, encoding: .utf8)
+        let browser = try h.spawnWaitable(Self.chromium, [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)",
+            "--disable-features=DisableLoadExtensionCommandLineSwitch",
+            "--load-extension=\(Harness.packageRoot)/browser", "http://127.0.0.1:\(port)/login",
+        ], errors: h.root + "/chromium.err", environment: ["HOME": h.root + "/home"])
+        defer { browser.terminate() }
+        try h.eventually("Ferry's task", timeout: 60) {
+            (try? JSONSerialization.jsonObject(with: Data(try h.ferry("list", "--json").stdout.utf8)) as? [[String: Any]])?
+                .contains { $0["state"] as? String == "completed" } == true
+        }
+        let task = try #require((try JSONSerialization.jsonObject(with: Data(try h.ferry("list", "--json").stdout.utf8)) as? [[String: Any]])?.first)
+        #expect(task["session"] as? String == "dev.ferry.browser" && task["description"] as? String == "From the browser")
+        let saved = try Data(contentsOf: URL(fileURLWithPath: h.downloads + "/statement.pdf"))
+        #expect(saved.starts(with: Data("%PDF-1.4 statement ".utf8)) && saved.count == 19 + 256 * 800)
+        let requests = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let ferrys = try #require(requests.last, "no request of the file")
+        #expect((ferrys["cookie"] as? String)?.contains("sid=s3cret-session") == true, "\(requests)")
+        #expect((ferrys["agent"] as? String)?.contains("Chrome/") == true, "the browser's User-Agent: \(requests)")
+        let browserDownloads = (try? FileManager.default.contentsOfDirectory(atPath: h.root + "/home/Downloads")) ?? []
+        #expect(!browserDownloads.contains { $0.hasPrefix("statement") }, "the browser kept its copy: \(browserDownloads)")
     }
 }
