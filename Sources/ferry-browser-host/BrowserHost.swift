@@ -6,7 +6,7 @@ import Glibc
 /// message, writes requests to its stdin and reads replies from its stdout (`BrowserMessage`
 /// frames), and closes stdin when it is done with it. Downloads go to a session of their own.
 final class BrowserHost {
-    static let session = "dev.ferry.browser"
+    static let session = BusNames.browserSession
     private var api: AgentProxy?
 
     /// Answers message after message; the exit status when stdin ends or cannot be read on.

@@ -78,7 +78,8 @@ enum RowText {
                     separator: " · ")
             }
             let folder = t.file.map { PathName.lastName(of: PathName.folder(of: $0)) } ?? ""
-            return [bytes(t.received), folder, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")
+            let source = t.session == BusNames.browserSession ? "from the browser" : ""
+            return [bytes(t.received), folder, source, when(t.updated)].filter { !$0.isEmpty }.joined(separator: " · ")
         }
     }
 

@@ -98,6 +98,7 @@ enum Output {
         var target =
             (t.kind == .upload ? "↑ " : "") + (t.file ?? Hostname.readableURL(t.url))
             + (t.app.isEmpty ? "" : "  [\(t.app)]")
+            + (t.session == BusNames.browserSession ? "  [from the browser]" : "")
         if t.state == .failed, let why = t.error, !why.isEmpty { target += " — " + VisibleText.escaped(why) }
         if let timing = Timing.text(t) { target += " — " + timing }
         var figures = progress(t)

@@ -167,16 +167,9 @@ import Testing
         _ = try h.spawnWaitable("/usr/bin/env", ["python3", Harness.packageRoot + "/Tests/Support/cookie-site.py", String(port), log],
                                 errors: h.root + "/site.err")
         try h.eventually("the site listening (Flask: scripts/install-deps --test)") { Harness.canConnect(port) }
-        let profile = h.root + "/chromium", hosts = profile + "/NativeMessagingHosts"
-        try FileManager.default.createDirectory(atPath: hosts, withIntermediateDirectories: true)
-        let manifest = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.browser.chromium.json", encoding: .utf8)
-            .replacingOccurrences(of: "@HOST@", with: Harness.browserHost)
-        try manifest.write(toFile: hosts + "/dev.ferry.browser.json", atomically: true, encoding: .utf8)
-        let browser = try h.spawnWaitable(Self.chromium, [
-            "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)",
-            "--disable-features=DisableLoadExtensionCommandLineSwitch",
-            "--load-extension=\(Harness.packageRoot)/browser", "http://127.0.0.1:\(port)/login",
-        ], errors: h.root + "/chromium.err", environment: ["HOME": h.root + "/home"])
+        let profile = try Self.profile(h)
+        let browser = try h.spawnWaitable(Self.chromium, Self.arguments(profile, "http://127.0.0.1:\(port)/login"),
+                                          errors: h.root + "/chromium.err", environment: ["HOME": h.root + "/home"])
         defer { browser.terminate() }
         try h.eventually("Ferry's task", timeout: 60) {
             (try? JSONSerialization.jsonObject(with: Data(try h.ferry("list", "--json").stdout.utf8)) as? [[String: Any]])?
@@ -193,5 +186,45 @@ import Testing
         #expect((ferrys["agent"] as? String)?.contains("Chrome/") == true, "the browser's User-Agent: \(requests)")
         let browserDownloads = (try? FileManager.default.contentsOfDirectory(atPath: h.root + "/home/Downloads")) ?? []
         #expect(!browserDownloads.contains { $0.hasPrefix("statement") }, "the browser kept its copy: \(browserDownloads)")
+        #expect(try h.ferry("list").stdout.contains("[from the browser]"))
+    }
+
+    /// Ferry cannot take it (no agent on the bus the host reaches): the browser keeps and
+    /// finishes its own download.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: chromium), "needs chromium (scripts/install-deps --test)"))
+    func whenFerryCannotTakeItTheBrowserKeepsIt() throws {
+        let h = try Harness()
+        let port = try Harness.freePort(), log = h.root + "/site.log"
+        _ = try h.spawnWaitable("/usr/bin/env", ["python3", Harness.packageRoot + "/Tests/Support/cookie-site.py", String(port), log],
+                                errors: h.root + "/site.err")
+        try h.eventually("the site listening (Flask: scripts/install-deps --test)") { Harness.canConnect(port) }
+        // The host, wrapped to leave a mark when the extension starts it: it was asked.
+        let wrapper = h.root + "/host.sh"
+        try "#!/bin/sh\ntouch '\(h.root)/asked'\nexec '\(Harness.browserHost)' \"$@\"\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o755)
+        let profile = try Self.profile(h, host: wrapper)
+        let browser = try h.spawnWaitable(Self.chromium, Self.arguments(profile, "http://127.0.0.1:\(port)/login"),
+                                          errors: h.root + "/chromium.err",
+                                          environment: ["HOME": h.root + "/home", "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(h.root)/no-bus"])
+        defer { browser.terminate() }
+        try h.eventually("the browser's own copy", timeout: 60) {
+            FileManager.default.contents(atPath: h.root + "/home/Downloads/statement.pdf")?.count == 19 + 256 * 800
+        }
+        #expect(FileManager.default.fileExists(atPath: h.root + "/asked"), "the extension never asked Ferry")
+    }
+
+    /// A private profile whose native messaging host is this build's.
+    static func profile(_ h: Harness, host: String = Harness.browserHost) throws -> String {
+        let profile = h.root + "/chromium", hosts = profile + "/NativeMessagingHosts"
+        try FileManager.default.createDirectory(atPath: hosts, withIntermediateDirectories: true)
+        let manifest = try String(contentsOfFile: Harness.packageRoot + "/desktop/dev.ferry.browser.chromium.json", encoding: .utf8)
+            .replacingOccurrences(of: "@HOST@", with: host)
+        try manifest.write(toFile: hosts + "/dev.ferry.browser.json", atomically: true, encoding: .utf8)
+        return profile
+    }
+
+    static func arguments(_ profile: String, _ url: String) -> [String] {
+        ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)",
+         "--disable-features=DisableLoadExtensionCommandLineSwitch", "--load-extension=\(Harness.packageRoot)/browser", url]
     }
 }
