@@ -18,9 +18,7 @@ enum TaskJSON {
             for (n, key) in keys.enumerated() {
                 if n > 0 { out.append(contentsOf: ",\n".utf8) }
                 out += pad
-                out.append(contentsOf: "  \"".utf8)
-                out.append(contentsOf: key.name.utf8)
-                out.append(contentsOf: "\" : ".utf8)
+                out += key.head  // `  "name" : `
                 guard let i = key.field else {  // start-at, next-attempt
                     let seconds = timing.flatMap { $0.0 == key.name ? $0.1 / 1_000_000 : nil }
                     out.append(contentsOf: (seconds.map(String.init) ?? "null").utf8)
@@ -45,9 +43,9 @@ enum TaskJSON {
     private static let inSeconds = TaskField.listed.map(\.jsonInSeconds)
     /// Every key in sorted order, as JSONSerialization writes them: the fields' (by index) and
     /// the times `Timing` adds.
-    private static let keys: [(name: String, field: Int?)] =
+    private static let keys: [(name: String, head: [UInt8], field: Int?)] =
         (names.enumerated().map { ($0.element, Optional($0.offset)) } + Timing.keys.map { ($0, nil) })
-        .sorted { $0.0 < $1.0 }
+        .sorted { $0.0 < $1.0 }.map { ($0.0, Array("  \"\($0.0)\" : ".utf8), $0.1) }
 
     /// A JSON string literal, escaped as JSONSerialization escapes (slashes and non-ASCII left
     /// alone: every byte of a multi-byte UTF-8 sequence is ≥ 0x80 and copied as it is).
