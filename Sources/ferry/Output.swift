@@ -9,8 +9,7 @@ enum Output {
     static func json(_ t: TaskInfo) -> [String: JSON] {
         var object: [String: JSON] = [:]
         for f in TaskField.listed { object[f.name] = jsonValue(f, t) }
-        for key in Timing.keys { object[key] = .null }
-        if let (key, at) = Timing.of(t) { object[key] = .int(at / 1_000_000) }
+        if let (key, at) = Timing.of(t) { object[key] = .int(at / 1_000_000) }  // only when there is one
         return object
     }
 
@@ -169,8 +168,8 @@ enum Output {
 }
 
 /// When a task that waits goes on: the start time it was given (`start-at`) or the next
-/// attempt of one that waits to retry (`next-attempt`), in the JSON as Unix seconds (null when
-/// neither) and in words on a terminal.
+/// attempt of one that waits to retry (`next-attempt`), in the JSON as Unix seconds (the key
+/// only when the task has one) and in words on a terminal.
 enum Timing {
     static let startAt = "start-at", nextAttempt = "next-attempt"
     static let keys = [startAt, nextAttempt]

@@ -15,13 +15,20 @@ enum TaskJSON {
         out.append(contentsOf: "{\n".utf8)
         let timing = Timing.of(t)
         withUnsafePointer(to: t) { info in
-            for (n, key) in keys.enumerated() {
-                if n > 0 { out.append(contentsOf: ",\n".utf8) }
+            var first = true
+            for key in keys {
+                // start-at, next-attempt: only when the task has one (most have neither).
+                var seconds: Int64?
+                if key.field == nil {
+                    guard let (name, at) = timing, name == key.name else { continue }
+                    seconds = at / 1_000_000
+                }
+                if !first { out.append(contentsOf: ",\n".utf8) }
+                first = false
                 out += pad
                 out += key.head  // `  "name" : `
-                guard let i = key.field else {  // start-at, next-attempt
-                    let seconds = timing.flatMap { $0.0 == key.name ? $0.1 / 1_000_000 : nil }
-                    out.append(contentsOf: (seconds.map(String.init) ?? "null").utf8)
+                guard let i = key.field else {
+                    out.append(contentsOf: String(seconds!).utf8)
                     continue
                 }
                 switch places[i].read(info) {
