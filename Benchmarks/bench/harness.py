@@ -16,6 +16,22 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def thread_ticks(pid):
+    """CPU ticks so far of each thread of a live process, by its name: the agent's loop is the
+    main thread (named as the process), its transfer threads `ferry-curl-N`."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue   # ended meanwhile
+        name = "loop" if tid == str(pid) else text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        out[(tid, name)] = int(fields[11]) + int(fields[12])
+    return out
+
+
 def minor_faults(pid):
     """Minor page faults of a live process so far (fresh pages it touched)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -233,16 +249,17 @@ http {{ log_format conn '$connection $body_bytes_sent $request_uri';
 
     # -- the agent -------------------------------------------------------------------------
 
-    def start_agent(self, *args, fresh=True, root=None, preload=None, bin=None):
+    def start_agent(self, *args, fresh=True, root=None, preload=None, bin=None, cpus=None):
         """root: the folder (file system) its state lives in; the download folders must share it.
-        bin: another build's folder (--against)."""
+        bin: another build's folder (--against). cpus: the CPUs it may use (taskset's list)."""
         self.stop_agent()
         state = os.path.join(root or self.work, "state")
         if fresh:
             shutil.rmtree(state, ignore_errors=True)
         log = open(os.path.join(self.work, "ferryd.log"), "a")
         t0 = self.agent_started = time.monotonic()
-        self.agent = subprocess.Popen([os.path.join(bin or self.bin, "ferryd"), "--state-dir", state, "--no-popups",
+        self.agent = subprocess.Popen([*(["taskset", "-c", cpus] if cpus else []),
+                                       os.path.join(bin or self.bin, "ferryd"), "--state-dir", state, "--no-popups",
                                        "--log-level", "warning", "--state-reserve-mb", "1", "--state-reserve-percent", "0",
                                        "--download-dir", os.path.join(self.work, "downloads"), *args],
                                       stdout=log, stderr=log,

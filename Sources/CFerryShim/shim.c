@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/epoll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/vfs.h>
 #include <malloc.h>
 #include <sys/syscall.h>
@@ -133,3 +134,13 @@ void ferry_keep_freed_memory(int heap_up_to, int kept) {
     mallopt(M_MMAP_THRESHOLD, heap_up_to);
     mallopt(M_TRIM_THRESHOLD, kept);
 }
+
+int ferry_usable_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return CPU_COUNT(&set);
+}
+
+static _Thread_local int inside_curl;
+void ferry_set_inside_curl(int inside) { inside_curl = inside; }
+int ferry_inside_curl(void) { return inside_curl; }

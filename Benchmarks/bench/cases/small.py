@@ -1,5 +1,6 @@
 import os, resource, statistics, subprocess, sys, time
-from ..harness import TICK, cpu_seconds, machine_ticks, minor_faults, no_sync_library, process_ticks, ticks_by_name
+from ..harness import (TICK, cpu_seconds, machine_ticks, minor_faults, no_sync_library, process_ticks, thread_ticks,
+                       ticks_by_name)
 
 
 # The smoke run's guard (CI): Ferry's small-file rate over curl's, the median of its three
@@ -36,6 +37,22 @@ def where_cpu_went(ferry, before, after, n):
     return parts
 
 
+def thread_split(before, after, n, wall):
+    """ms of CPU a file of the agent's loop thread and of its transfer threads, and its busiest
+    thread's share of the wall time, between two `thread_ticks` readings."""
+    spent = {key: after[key] - before.get(key, 0) for key in after}
+    loop = sum(t for (tid, name), t in spent.items() if name == "loop")
+    carriers = sum(t for (tid, name), t in spent.items() if name.startswith("ferry-curl"))
+    busiest = max(spent.values(), default=0)
+    ms = lambda ticks: round(ticks / TICK / n * 1000, 4)
+    return ms(loop), ms(carriers), round(100 * busiest / TICK / wall, 1)
+
+
+# Where the machine has more than two CPUs, Ferry and curl run once more each round pinned to
+# two of them (taskset), so one run says how each scales with cores.
+PINNED = "0,1"
+
+
 def run(b):
     n = 300 if b.smoke else 3000
     rounds = 3 if b.smoke else b.rounds   # the guard's median needs a few
@@ -61,15 +78,20 @@ def run(b):
                 f.write(f'url = "{u}"\noutput = "{d}/{name}"\n')
         return ["curl", "-s", "--parallel", "--parallel-max", "16", "-K", curl_config]
 
+    many_cpus = (os.cpu_count() or 1) > 2
     tools = {
         "ferry (16 / 16 per host)": ferry_run,
+        **({"ferry pinned to 2 CPUs": ferry_run} if many_cpus else {}),
         **({f"{b.against[0]} (16 / 16 per host)": ferry_run} if b.against else {}),
         "curl --parallel 16": peer(curl_argv),
+        **({"curl --parallel 16 pinned to 2 CPUs": peer(lambda d: ["taskset", "-c", PINNED, *curl_argv(d)])}
+           if many_cpus else {}),
         "wget2 16 threads": peer(lambda d: ["wget2", "-q", "--no-robots", "--max-threads=16", "-P", d, "-i", listing]),
         "aria2c -j16": peer(lambda d: ["aria2c", "-q", "-j16", "--file-allocation=none", "-d", d, "-i", listing]),
     }
     if not b.peers:   # builds against each other only (a bisect)
         tools = {k: v for k, v in tools.items() if k.startswith("ferry")}
+    threads = {}   # the loop's and the transfer threads' ms a file, the busiest thread's % of wall
     rate = {k: [] for k in tools}
     conns = {k: [] for k in tools}
     ferry_cpu = {}
@@ -84,11 +106,13 @@ def run(b):
         for tool in order:
             if tool.startswith("ferry"):
                 other = b.against[1] if b.against and tool.startswith(b.against[0]) else None
-                b.start_agent("--max-transfers", "16", "--max-per-host", "16", root=b.small_root, bin=other)
+                b.start_agent("--max-transfers", "16", "--max-per-host", "16", root=b.small_root, bin=other,
+                              cpus=PINNED if "pinned" in tool else None)
             d = b.fresh_dir("small", root=b.small_root)
             mark = b.log_mark()
             a0 = cpu_seconds(b.agent.pid) if tool.startswith("ferry") else 0
             f0 = minor_faults(b.agent.pid) if tool.startswith("ferry") else 0
+            th0 = thread_ticks(b.agent.pid) if tool.startswith("ferry") else None
             split = tool in ("ferry (16 / 16 per host)", "curl --parallel 16")
             before = cpu_readings() if split else None
             t0 = time.monotonic()
@@ -97,6 +121,10 @@ def run(b):
             if tool.startswith("ferry"):
                 ferry_cpu.setdefault(tool, []).append((cpu_seconds(b.agent.pid) - a0) / n * 1000)
                 ferry_faults.setdefault(tool, []).append((minor_faults(b.agent.pid) - f0) / n)
+                loop, carriers, busiest = thread_split(th0, thread_ticks(b.agent.pid), n, elapsed)
+                threads.setdefault(f"{tool}: loop thread (ms a file)", []).append(loop)
+                threads.setdefault(f"{tool}: transfer threads (ms a file)", []).append(carriers)
+                threads.setdefault(f"{tool}: busiest thread (% of wall)", []).append(busiest)
             if split:
                 after = cpu_readings()
                 if tool.startswith("ferry"):
@@ -131,6 +159,15 @@ def run(b):
     b.record(f"{n} × 16 KiB, TCP connections opened", "connections", conns)
     b.record(f"{n} × 16 KiB, 16 at once, agent CPU per file", "ms", ferry_cpu)
     b.record(f"{n} × 16 KiB, 16 at once, agent page faults per file", "faults", ferry_faults)
+    b.results.append((f"{n} × 16 KiB, 16 at once, the agent's threads", "", threads, "see unit"))
+    if many_cpus:
+        scaling = {
+            "ferry: all CPUs / pinned to 2 (files/s, per round)": [
+                round(a / p, 2) for a, p in zip(rate["ferry (16 / 16 per host)"], rate["ferry pinned to 2 CPUs"])]}
+        if b.peers:
+            scaling["curl: all CPUs / pinned to 2"] = [
+                round(a / p, 2) for a, p in zip(rate["curl --parallel 16"], rate["curl --parallel 16 pinned to 2 CPUs"])]
+        b.results.append((f"{n} × 16 KiB, {os.cpu_count()} CPUs against 2", "", scaling, "see unit"))
     b.results.append((f"{n} × 16 KiB, Ferry alone", "", {
         "ferry with its defaults, 6 / 2 per host (files/s, per round)": rate_defaults,
         "all CPUs busy while ferry runs at 16 (%, per round)": busy,

@@ -47,6 +47,14 @@ int ferry_preallocate(int fd, int64_t offset, int64_t length);
 /// come from the heap, and up to `kept` bytes freed at its top stay with the process.
 void ferry_keep_freed_memory(int heap_up_to, int kept);
 
+/// How many CPUs this process may run on (sched_getaffinity: a `taskset` counts; CPU_COUNT is a macro).
+int ferry_usable_cpus(void);
+
+/// Whether the calling thread is inside curl's callbacks (a per-thread flag: curl runs on the
+/// transfer threads, and the store and the bus assert they are never called from there).
+void ferry_set_inside_curl(int inside);
+int ferry_inside_curl(void);
+
 /* Names the calling thread (pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc lacks). */
 void ferry_name_thread(const char *name);
 

@@ -6,21 +6,17 @@ import Glibc
 /// Sessions' cookie stores (a session that asked for cookies): a 0600 file of the state folder
 /// per session, and one curl share handle a file, so a session's running transfers see each
 /// other's cookies at once (each also reads the file as it starts and writes it as it ends, so
-/// they outlive the agent). Used on the loop only: a share handle is one thread's.
+/// they outlive the agent). Used on one transfer thread: a share handle is one thread's, so every
+/// transfer with a jar runs on the first (`Carriers`).
 final class CookieJars {
     private let folder: String
-    /// Starting tasks' jars, until their transfer is made.
-    private var waiting: [Int64: String] = [:]
     private var shares: [String: UnsafeMutableRawPointer] = [:]
 
     init(folder: String) { self.folder = folder }
 
-    /// A task starts with this jar (nil: its session keeps no cookies).
-    func starting(_ id: Int64, jar: String?) { waiting[id] = jar }
-
-    /// The task's transfer is made: it reads, shares and writes its session's jar.
-    func attach(_ id: Int64, _ easy: UnsafeMutableRawPointer) {
-        guard let jar = waiting.removeValue(forKey: id) else { return }
+    /// A transfer reads, shares and writes its session's jar (nil: the session keeps no cookies).
+    func attach(_ jar: String?, _ easy: UnsafeMutableRawPointer) {
+        guard let jar else { return }
         if shares[jar] == nil {
             mkdir(folder, 0o700)
             // A long session key's jar lies in folders of its own (StateFolder.cookieJar).
@@ -36,9 +32,6 @@ final class CookieJars {
         ferry_easy_setopt_str(easy, CURLOPT_COOKIEFILE, jar)
         ferry_easy_setopt_str(easy, CURLOPT_COOKIEJAR, jar)
     }
-
-    /// The task did not start (stopped while it was being made).
-    func dropped(_ id: Int64) { waiting[id] = nil }
 
     /// An invalidated session's cookies: a new session of that name starts without them.
     func forget(_ jar: String) {

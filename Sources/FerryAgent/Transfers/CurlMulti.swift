@@ -3,29 +3,32 @@ import CFerryShim
 import CGLib
 import Glibc
 
-/// libcurl's multi *socket* interface driven by GLib. curl's sockets go into one epoll set and
-/// GLib watches only that set's descriptor, plus a single timer: a wake-up costs the sockets
-/// that are ready, not all of them (GLib polls every descriptor it watches, every iteration:
-/// a third of the agent's time with 500 slow transfers). When nothing transfers, no timer is
-/// armed and the epoll set is empty, so the loop sleeps.
+/// libcurl's multi *socket* interface driven by GLib, on a transfer thread's context. curl's
+/// sockets go into one epoll set and GLib watches only that set's descriptor, plus a single
+/// timer: a wake-up costs the sockets that are ready, not all of them (GLib polls every
+/// descriptor it watches, every iteration: a third of the time with 500 slow transfers). When
+/// nothing transfers, no timer is armed and the epoll set is empty, so the thread sleeps.
 final class CurlMulti {
+    /// The GLib context curl's sources are on (its thread's).
+    let context: OpaquePointer
     private(set) var multi: UnsafeMutableRawPointer
     private var limits: (total: Int, host: Int)
     /// Called for each finished easy handle, after curl returned (so it may remove handles).
     var onDone: (UnsafeMutableRawPointer, CURLcode) -> Void = { _, _ in }
     /// Called after each round of socket work, before finished transfers are reported.
     var afterAction: () -> Void = {}
-    /// Wraps each round (socket work, then its reports): the agent makes it one turn.
+    /// Wraps each round (socket work, then its reports).
     var around: (() -> Void) -> Void = { $0() }
 
-    /// True while curl runs its callbacks (loop thread only). The store and the bus assert it is
-    /// false: inside curl only bytes move, every decision waits until curl returned.
-    static var insideCurl = false
+    /// True while curl runs its callbacks on the calling thread. The store and the bus assert it
+    /// is false: inside curl only bytes move, every decision waits for the agent's loop.
+    static var insideCurl: Bool { ferry_inside_curl() != 0 }
     private var epoll: Int32 = -1
     private var epollSource: UInt32 = 0
     private var timer: UInt32 = 0
 
-    init(maxTotalConnections: Int, maxHostConnections: Int) {
+    init(context: OpaquePointer, maxTotalConnections: Int, maxHostConnections: Int) {
+        self.context = context
         limits = (maxTotalConnections, maxHostConnections)
         multi = curl_multi_init()
         configure()
@@ -34,7 +37,7 @@ final class CurlMulti {
     private func configure() {
         let me = Unmanaged.passUnretained(self).toOpaque()
         epoll = ferry_epoll_new()
-        epollSource = g_unix_fd_add_full(G_PRIORITY_DEFAULT, epoll, G_IO_IN, CurlMulti.epollReady, me, nil)
+        epollSource = ContextSource.fd(in: context, epoll, G_IO_IN, CurlMulti.epollReady, me)
         ferry_multi_set_socket(multi, CurlMulti.socketCallback, me)
         ferry_multi_set_timer(multi, CurlMulti.timerCallback, me)
         ferry_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.total)
@@ -54,8 +57,9 @@ final class CurlMulti {
     }
 
     private func teardown() {
-        if epollSource != 0 { g_source_remove(epollSource); epollSource = 0 }
-        if timer != 0 { g_source_remove(timer); timer = 0 }
+        ContextSource.remove(epollSource, in: context)
+        ContextSource.remove(timer, in: context)
+        (epollSource, timer) = (0, 0)
         if epoll >= 0 { close(epoll); epoll = -1 }
     }
 
@@ -83,7 +87,7 @@ final class CurlMulti {
     /// Never from inside a curl callback.
     func kick() {
         guard timer != 0 else { return }
-        g_source_remove(timer)
+        ContextSource.remove(timer, in: context)
         timer = 0
         round { socketAction(CURL_SOCKET_BAD, 0) }
     }
@@ -91,9 +95,9 @@ final class CurlMulti {
     /// Unpauses a transfer's receiving: curl hands over the bytes it held within this call;
     /// what remains runs on its zero timer. Never from inside a curl callback.
     func resume(_ easy: UnsafeMutableRawPointer) {
-        Self.insideCurl = true
+        ferry_set_inside_curl(1)
         curl_easy_pause(easy, 0)  // CURLPAUSE_CONT (a macro Swift cannot import)
-        Self.insideCurl = false
+        ferry_set_inside_curl(0)
     }
 
     /// Removes a handle (pause/cancel/done). Never call from inside a curl callback.
@@ -117,10 +121,11 @@ final class CurlMulti {
 
     private func updateTimer(_ timeoutMs: Int) {
         // Every new value replaces the previous timer; -1 deletes it.
-        if timer != 0 { g_source_remove(timer); timer = 0 }
+        ContextSource.remove(timer, in: context)
+        timer = 0
         guard timeoutMs >= 0 else { return }
         let me = Unmanaged.passUnretained(self).toOpaque()
-        timer = g_timeout_add_full(G_PRIORITY_DEFAULT, UInt32(timeoutMs), CurlMulti.timerFired, me, nil)
+        timer = ContextSource.timer(in: context, milliseconds: UInt32(timeoutMs), CurlMulti.timerFired, me)
     }
 
     // MARK: GLib -> curl
@@ -148,9 +153,9 @@ final class CurlMulti {
 
     private func socketAction(_ socket: Int32, _ flags: Int32) {
         var running: Int32 = 0
-        Self.insideCurl = true
+        ferry_set_inside_curl(1)
         curl_multi_socket_action(multi, socket, flags, &running)
-        Self.insideCurl = false
+        ferry_set_inside_curl(0)
     }
 
     /// Socket work, then what it did: bytes and headers first, then finished transfers.

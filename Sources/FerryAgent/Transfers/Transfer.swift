@@ -4,7 +4,11 @@ import FerryCore
 import Glibc
 
 /// A transfer that could not start (its errno decides: ENOSPC waits for space).
-struct TransferStartFailure: Error { var errno: Int32; var message: String }
+struct TransferStartFailure: Error {
+    var errno: Int32
+    var message: String
+    var outcome: TransferOutcome { .localFailure(errno: errno, message: message) }
+}
 
 /// One attempt of one task: a curl easy handle writing into the task's staging file, or,
 /// for an upload, reading the body from the app's file (the reply goes to a `ReplyFile`).
@@ -13,6 +17,8 @@ struct TransferStartFailure: Error { var errno: Int32; var message: String }
 /// pauses and waits for the core's decision on them (`apply`): append, restart or reject.
 final class Transfer {
     let taskID: Int64
+    /// Which attempt of the task this is (the loop drops reports of one it has since stopped).
+    var attempt: UInt64 = 0
     /// The proxy this attempt goes through (nil: curl's own choice from the environment).
     let proxy: ProxyChoice?
     let easy: UnsafeMutableRawPointer

@@ -2,18 +2,27 @@ import Dispatch
 import FerryCore
 import Glibc
 
-/// Makes a task's transfer. The desktop's proxy for its URL comes first (GIO's resolver answers
-/// on the loop: at once when there is no desktop resolver, and curl reads the environment);
-/// then the staging file or the upload's file is prepared: on the loop when that only creates
-/// a new, empty file on this machine's disk, else on a worker thread (an upload's file, a
-/// resume, a preallocation, a staging folder on a network file system, where one open(2) waits
-/// for a server). The made transfer, or why it could not be, comes back on the loop, never
-/// inside the call that started it; a start stopped meanwhile is dropped.
+/// Prepares a task's transfer. The desktop's proxy for its URL comes first (GIO's resolver
+/// answers on the loop: at once when there is no desktop resolver, and curl reads the
+/// environment); then the staging file or the upload's file: by the transfer thread that runs
+/// it when that only creates a new, empty file on this machine's disk, else on a worker thread
+/// (an upload's file, a resume, a preallocation, a staging folder on a network file system,
+/// where one open(2) waits for a server). The result comes back on the loop; a start stopped
+/// meanwhile is dropped.
 final class TransferStarter {
     /// A transfer made, handed to the loop (it is used by one thread at a time).
     enum Made: @unchecked Sendable {
         case ready(Transfer)
         case failed(TransferOutcome)
+        /// To be made by its transfer thread (a new staging file on this machine's disk).
+        case toMake(TaskRecord, TaskMachine.TransferPlan, staging: String, Credential?, ProxyChoice?)
+
+        init(_ made: Result<Transfer, TransferStartFailure>) {
+            switch made {
+            case .success(let t): self = .ready(t)
+            case .failure(let e): self = .failed(e.outcome)
+            }
+        }
     }
 
     private let settings: TransferSettings
@@ -29,12 +38,9 @@ final class TransferStarter {
     /// Transfers made on the worker come back to the loop in batches.
     private lazy var handoff = LoopHandoff<(Int64, Made)>(queue: worker) { [weak self] batch in
         for (id, made) in batch { self?.deliver(id, made) }
-        self?.afterBatch()
     }
     /// A start's result, on the loop (only for starts not stopped meanwhile).
     var onMade: (Int64, Made) -> Void = { _, _ in }
-    /// After a batch from the worker was handed over (curl is told to look at its handles).
-    var afterBatch: () -> Void = {}
 
     init(settings: TransferSettings, stateDirectory: String) {
         self.settings = settings
@@ -70,34 +76,30 @@ final class TransferStarter {
         let s = settings
         let staging = stagingFolder.staged(r.id)
         if stagingIsLocal && Transfer.onlyCreatesStaging(r, plan) {
-            let made = Self.make(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)
-            if case .ready = made {
-                deliver(r.id, made)
-            } else {
-                MainLoop.idle { [weak self] in self?.deliver(r.id, made) }
-            }
+            deliver(r.id, .toMake(r, plan, staging: staging, credential, proxy))
             return
         }
         let handoff = handoff
         worker.async {
             handoff.post(
-                (r.id, Self.make(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s)))
+                (r.id, Made(Self.make(r, plan, staging: staging, credential: credential, proxy: proxy, settings: s))))
         }
     }
 
-    private static func make(
+    /// Makes the transfer (on the thread that opens its files): it, or how it could not start.
+    static func make(
         _ r: TaskRecord, _ plan: TaskMachine.TransferPlan, staging: String,
         credential: Credential?, proxy: ProxyChoice?, settings: TransferSettings
-    ) -> Made {
+    ) -> Result<Transfer, TransferStartFailure> {
         do {
-            return .ready(
+            return .success(
                 try Transfer(
                     taskID: r.id, record: r, plan: plan, stagingPath: staging, credential: credential,
                     proxy: proxy, settings: settings))
         } catch let e as TransferStartFailure {
-            return .failed(.localFailure(errno: e.errno, message: e.message))
+            return .failure(e)
         } catch {
-            return .failed(.localFailure(errno: EACCES, message: "\(error)"))
+            return .failure(TransferStartFailure(errno: EACCES, message: "\(error)"))
         }
     }
 
