@@ -6,8 +6,11 @@ import Glibc
 
 /// The agent loop's side of the transfers: it hands each task's attempt to a transfer thread
 /// (`Carrier`) and turns what the threads report into agent inputs, a batch of reports in one
-/// turn. A task's attempts all run on the same thread, so the commands about one task are
-/// carried out in the order the loop gave them.
+/// turn. Where an attempt runs (`place`) keeps connections shared: an https host's transfers
+/// on one thread (HTTP/2 multiplexes them on one connection), a plain http one on the thread
+/// with the fewest (where one just ended and left its connection), a session's cookies on the
+/// first thread (their share handle is its). A task stopped on a thread starts again there, so
+/// the commands about one attempt and the next are carried out in the order the loop gave them.
 final class Transfers {
     /// Made for the first transfer: libcurl's global set-up (OpenSSL's, mostly) takes 2.4 MiB
     /// of memory, which an agent that has transferred nothing yet does without.
@@ -20,6 +23,10 @@ final class Transfers {
     /// Each task's attempt under way (being made or running) and the thread it runs on.
     private var attempts: [Int64: (attempt: UInt64, carrier: Int, jar: String?)] = [:]
     private var lastAttempt: UInt64 = 0
+    /// Attempts under way on each thread.
+    private var load: [Int] = []
+    /// The thread each task's last stopped attempt ran on (its stop may still be under way there).
+    private var stoppedOn: [Int64: Int] = [:]
     /// Makes each task's transfer (its proxy, its staging file) and hands it back to the loop.
     private let starter: TransferStarter
     /// Hands an input to the agent (inside the turn of the batch of reports it came in).
@@ -61,6 +68,7 @@ final class Transfers {
         // faults a file of 16 kB): buffers up to 1 MiB come from the heap, 16 MiB freed stays.
         ferry_keep_freed_memory(1 << 20, 16 << 20)
         let reports = reports
+        load = Array(repeating: 0, count: CarrierCount.chosen)
         carriers = (0..<CarrierCount.chosen).map {
             Carrier(
                 named: "ferry-curl-\($0)", settings: settings, stateDirectory: stateDirectory, limits: limits,
@@ -75,10 +83,28 @@ final class Transfers {
     func start(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan, credential: Credential?) {
         setUp()
         lastAttempt += 1
-        // A session's cookies are one thread's (its share handle): such tasks run on the first.
-        let carrier = plan.cookieJar == nil ? Int(r.id % Int64(carriers.count)) : 0
+        let carrier = place(r, plan)
         attempts[r.id] = (lastAttempt, carrier, plan.cookieJar)
+        load[carrier] += 1
         starter.start(r, plan, credential: credential)
+    }
+
+    /// The thread an attempt runs on (see the type's comment).
+    private func place(_ r: TaskRecord, _ plan: TaskMachine.TransferPlan) -> Int {
+        if carriers.count == 1 || plan.cookieJar != nil { return 0 }
+        if let thread = stoppedOn[r.id] { return thread }
+        if plan.url.lowercased().hasPrefix("https:") {
+            return Int(UInt(bitPattern: r.host.lowercased().hashValue) % UInt(carriers.count))
+        }
+        return load.indices.min { load[$0] < load[$1] } ?? 0
+    }
+
+    /// The attempt of the task is over for the loop (ended, failed to start, stopped).
+    @discardableResult
+    private func finished(_ id: Int64) -> (attempt: UInt64, carrier: Int, jar: String?)? {
+        guard let placed = attempts.removeValue(forKey: id) else { return nil }
+        load[placed.carrier] -= 1
+        return placed
     }
 
     private func made(_ id: Int64, _ made: TransferStarter.Made) {
@@ -92,7 +118,7 @@ final class Transfers {
         case .ready(let t):
             inbox.post(.run(t, start))
         case .failed(let outcome):
-            attempts[id] = nil
+            finished(id)
             feed(.transferCouldNotStart(task: id, outcome))
         }
     }
@@ -109,8 +135,9 @@ final class Transfers {
     /// Detaches a transfer; its thread syncs its bytes to disk. A later attempt of the task runs
     /// on the same thread, after this.
     func stop(_ id: Int64) {
-        guard let placed = attempts.removeValue(forKey: id) else { return }
+        guard let placed = finished(id) else { return }
         _ = starter.stop(id)
+        stoppedOn[id] = placed.carrier
         carriers[placed.carrier].inbox.post(.stop(task: id))
     }
 
@@ -123,8 +150,10 @@ final class Transfers {
     /// Detaches every transfer (the agent stops): the bytes each has on disk. Waits for the
     /// transfer threads, which the loop does only here.
     func stopAll() -> [Int64: Int64] {
-        for id in attempts.keys { _ = starter.stop(id) }
-        attempts = [:]
+        for id in Array(attempts.keys) {
+            _ = starter.stop(id)
+            finished(id)
+        }
         var out: [Int64: Int64] = [:]
         for c in carriers {
             let answer = CarrierAnswer<[Int64: Int64]>()
@@ -139,7 +168,9 @@ final class Transfers {
         around { [self] in
             for r in batch where attempts[r.task]?.attempt == r.attempt {
                 switch r.input {
-                case .transferEnded, .transferCouldNotStart: attempts[r.task] = nil
+                case .transferEnded, .transferCouldNotStart:
+                    finished(r.task)
+                    stoppedOn[r.task] = nil  // its thread carried out the stop before this
                 default: break
                 }
                 feed(r.input)
