@@ -17,7 +17,10 @@ STATEMENT = b"%PDF-1.4 statement " + bytes(range(256)) * 800
 @app.get("/login")
 def login():
     page = ("<!doctype html><title>Account</title><a href='/statement.pdf'>Your statement</a>"
-            "<script>setTimeout(() => { location.href = '/statement.pdf' }, 300)</script>")
+            # The download starts a moment after the page, as a bank's does. A browser starts
+            # extensions' service workers beside the first page: under a full test run's load
+            # 300 ms was once too short and the download began before the extension listened.
+            "<script>setTimeout(() => { location.href = '/statement.pdf' }, 2000)</script>")
     response = Response(page, mimetype="text/html")
     response.set_cookie("sid", "s3cret-session", httponly=True)
     return response
