@@ -24,6 +24,13 @@ final class Carrier {
     private let cookies: CookieJars
     /// Reports of the current dispatch, posted to the loop together at its end.
     private var outgoing: [CarrierReport] = []
+    /// Bytes-so-far reports held back: the loop hears them at most every `progressEvery` (from
+    /// a fast server curl's rounds come every few hundred µs, each would wake the loop, and the
+    /// core reads progress ten times a second). Any other report of a task goes with its own.
+    private var heldProgress: [Int64: CarrierReport] = [:]
+    private static let progressEvery: Int64 = 25_000  // µs
+    private var lastSent: Int64 = 0
+    private var progressTimer: UInt32 = 0
     private let reports: Mailbox<CarrierReport>
     /// Commands from the loop (posted there, handled here).
     private(set) lazy var inbox = Mailbox<CarrierCommand>(context: thread.context) { [unowned self] in handle($0) }
@@ -172,13 +179,35 @@ final class Carrier {
     // MARK: - Reports
 
     private func report(_ task: Int64, _ attempt: UInt64, _ input: AgentInput) {
-        outgoing.append(CarrierReport(task: task, attempt: attempt, input: input))
+        let r = CarrierReport(task: task, attempt: attempt, input: input)
+        if case .progressed = input {
+            heldProgress[task] = r
+            return
+        }
+        if let held = heldProgress.removeValue(forKey: task) { outgoing.append(held) }
+        outgoing.append(r)
     }
 
+    /// Posts the dispatch's reports, with the progress held back when anything else goes or
+    /// its time came; else arms the timer that sends the progress.
     private func sendReports() {
-        guard !outgoing.isEmpty else { return }
-        reports.post(contentsOf: outgoing)
-        outgoing = []
+        let now = Transfer.now
+        if !heldProgress.isEmpty && (!outgoing.isEmpty || now - lastSent >= Self.progressEvery) {
+            outgoing.append(contentsOf: heldProgress.values)
+            heldProgress = [:]
+        }
+        if !outgoing.isEmpty {
+            reports.post(contentsOf: outgoing)
+            outgoing = []
+            lastSent = now
+        }
+        guard !heldProgress.isEmpty, progressTimer == 0 else { return }
+        let wait = UInt32(max(1, (lastSent + Self.progressEvery - now + 999) / 1_000))
+        progressTimer = ContextSource.timer(in: thread.context, milliseconds: wait) { [weak self] in
+            self?.progressTimer = 0
+            self?.sendReports()
+            return false
+        }
     }
 
     /// New response headers and bytes of one transfer, after curl returned.
