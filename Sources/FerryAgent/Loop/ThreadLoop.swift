@@ -16,9 +16,6 @@ final class ThreadLoop: @unchecked Sendable {  // the context is GLib's to share
             g_main_loop_run(loop)  // for the agent's life
         }
     }
-
-    /// Runs `body` on this thread (from any thread), in a dispatch of its own.
-    func invoke(_ body: @escaping () -> Void) { MainLoop.invoke(in: context, body) }
 }
 
 /// GLib sources attached to a given context (nil: the agent loop's, GLib's default), by id.

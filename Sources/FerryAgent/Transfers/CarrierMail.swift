@@ -33,7 +33,7 @@ struct TransferStart {
 }
 
 /// What a transfer thread tells the loop: an input for the core, of one attempt.
-struct CarrierReport: @unchecked Sendable {  // AgentInput is Sendable; the tuple is plain values
+struct CarrierReport: Sendable {
     var task: Int64
     var attempt: UInt64
     var input: AgentInput

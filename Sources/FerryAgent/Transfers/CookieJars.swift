@@ -7,7 +7,7 @@ import Glibc
 /// per session, and one curl share handle a file, so a session's running transfers see each
 /// other's cookies at once (each also reads the file as it starts and writes it as it ends, so
 /// they outlive the agent). Used on one transfer thread: a share handle is one thread's, so every
-/// transfer with a jar runs on the first (`Carriers`).
+/// transfer with a jar runs on the first (`Transfers.place`).
 final class CookieJars {
     private let folder: String
     private var shares: [String: UnsafeMutableRawPointer] = [:]

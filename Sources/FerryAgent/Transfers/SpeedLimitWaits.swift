@@ -17,7 +17,7 @@ final class SpeedLimitWaits {
     /// A transfer spent its credit and paused: it goes on once it has some again.
     func paused(_ t: Transfer) {
         if let old = waits.removeValue(forKey: t.taskID) { ContextSource.remove(old, in: context) }
-        let wait = UInt32(clamping: t.pace.bucket.waitMilliseconds(now: Transfer.now))
+        let wait = t.pace.bucket.waitMilliseconds(now: Transfer.now)
         waits[t.taskID] = ContextSource.timer(in: context, milliseconds: wait) { [weak self] in
             self?.waits[t.taskID] = nil
             self?.resume(t)

@@ -68,8 +68,9 @@ final class Transfers {
         // faults a file of 16 kB): buffers up to 1 MiB come from the heap, 16 MiB freed stays.
         ferry_keep_freed_memory(1 << 20, 16 << 20)
         let reports = reports
-        load = Array(repeating: 0, count: CarrierCount.chosen)
-        carriers = (0..<CarrierCount.chosen).map {
+        let count = CarrierCount.chosen
+        load = Array(repeating: 0, count: count)
+        carriers = (0..<count).map {
             Carrier(
                 named: "ferry-curl-\($0)", settings: settings, stateDirectory: stateDirectory, limits: limits,
                 reports: reports)
