@@ -26,7 +26,8 @@ final class Carrier {
     private var outgoing: [CarrierReport] = []
     /// Bytes-so-far reports held back: the loop hears them at most every `progressEvery` (from
     /// a fast server curl's rounds come every few hundred µs, each would wake the loop, and the
-    /// core reads progress ten times a second). Any other report of a task goes with its own.
+    /// core reads progress ten times a second). Any other report of a task goes with its own;
+    /// the attempt's end, which says how many bytes it has, replaces it.
     private var heldProgress: [Int64: CarrierReport] = [:]
     private static let progressEvery: Int64 = 25_000  // µs
     private var lastSent: Int64 = 0
@@ -184,7 +185,8 @@ final class Carrier {
             heldProgress[task] = r
             return
         }
-        if let held = heldProgress.removeValue(forKey: task) { outgoing.append(held) }
+        // The end carries the bytes so far itself.
+        if let held = heldProgress.removeValue(forKey: task), !input.isTransferEnd { outgoing.append(held) }
         outgoing.append(r)
     }
 
@@ -231,11 +233,14 @@ final class Carrier {
         guard running.removeValue(forKey: t.taskID) != nil else { return }
         if code == 0 && !t.began && !t.isUpload {
             // An empty body never reached the write callback: its head goes to the core too,
-            // and the attempt ends once the core has decided (`continueBody`).
+            // and the attempt ends once the core has decided (`continueBody`), or now where it
+            // gave leave to go ahead.
             t.headArrived()
-            endedUndecided[t.taskID] = (t, code)
-            absorb(t)
-            return
+            if !t.began {
+                endedUndecided[t.taskID] = (t, code)
+                absorb(t)
+                return
+            }
         }
         absorb(t)
         ended(t, code: code)
@@ -244,4 +249,8 @@ final class Carrier {
     private func ended(_ t: Transfer, code: Int) {
         report(t.taskID, t.attempt, .transferEnded(task: t.taskID, received: t.received, t.outcome(code: code)))
     }
+}
+
+private extension AgentInput {
+    var isTransferEnd: Bool { if case .transferEnded = self { true } else { false } }
 }

@@ -18,10 +18,10 @@ struct ResponseReader {
     var awaitsResource = false
 
     /// Reads the head of the response (`header` gives the last response's header by name),
-    /// once, and waits for the core's decision.
+    /// once, and waits for the core's decision, or goes on where the core's `goAhead` allows.
     mutating func headArrived(
         status: Int, contentLength: () -> Int64, header: (String) -> String?, stagingSpace: DiskSpace?,
-        finalURL: () -> String?
+        finalURL: () -> String?, goAhead: BodyGoAhead?
     ) {
         guard !began, !awaitingDecision else { return }
         awaitingDecision = true
@@ -41,6 +41,10 @@ struct ResponseReader {
             lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
             contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"),
             stagingSpace: stagingSpace, finalURL: finalURL())
+        if let goAhead, goAhead.allows(head!) {
+            head!.wentAhead = true
+            decided(.append)  // on an empty file the same as restartFromZero
+        }
     }
 
     /// The head of a response whose body began, once (nil if none is new).

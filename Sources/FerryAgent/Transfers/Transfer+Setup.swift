@@ -52,6 +52,7 @@ extension Transfer {
         // encodes anyway curl decodes (any coding it has), unless the core keeps the bytes.
         if plan.decodesContent { ferry_easy_setopt_str(easy, CURLOPT_ACCEPT_ENCODING, "identity") }
         decodes = plan.decodesContent
+        goAhead = plan.goAhead
         // Checked again here: a task stored by an older agent may carry what is refused now.
         var headers = plan.headers.filter { HeaderField.isValidName($0.key) && HeaderField.isValidValue($0.value) }
             .map { "\($0.key): \($0.value)" }

@@ -37,6 +37,8 @@ final class Transfer {
     var bytesThisAttempt: Int64 = 0
     /// curl decodes what the server encodes (the plan's `decodesContent`): bounded.
     var decodes = false
+    /// The core's leave for the body to begin before it read the head (the plan's).
+    var goAhead: BodyGoAhead?
     /// The body decoded past `ContentCoding`'s bound: the attempt was aborted, in these words.
     var decodedBeyondBound: String?
 
@@ -119,14 +121,16 @@ final class Transfer {
     func takeHead() -> ResponseHead? { response.takeHead() }
 
     /// Reads the response's head (first body bytes came, or it ended without any) and waits
-    /// for the core's decision on its body.
+    /// for the core's decision on its body, or goes on where the plan's `goAhead` allows.
     func headArrived() {
         let easy = easy
         response.headArrived(
             status: httpStatus, contentLength: { Int64(ferry_easy_info_off(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)) },
             header: { header($0) }, stagingSpace: staging?.space(),
             // Only a redirected response names another URL (a look-up per file otherwise).
-            finalURL: { ferry_easy_info_long(easy, CURLINFO_REDIRECT_COUNT) > 0 ? self.effectiveURL : nil })
+            finalURL: { ferry_easy_info_long(easy, CURLINFO_REDIRECT_COUNT) > 0 ? self.effectiveURL : nil },
+            goAhead: goAhead)
+        if response.began, let length = response.announcedLength { staging?.preallocate(upTo: length) }
     }
 
     /// The state disk's free space measured after a few more MiB of a body of no announced
@@ -163,7 +167,7 @@ final class Transfer {
         if let reply { return reply.append(data, length) }  // an upload's: kept aside, no decision
         if !response.began {  // the head goes to the core first (Transfers, after curl returned)
             headArrived()
-            return Self.pauseWriting
+            if !response.began { return Self.pauseWriting }
         }
         // Refused by the core, or an earlier flush failed: abort with CURLE_WRITE_ERROR.
         guard response.rejection == nil, let staging, staging.errno == nil else { return 0 }

@@ -124,6 +124,8 @@ public struct ResponseHead: Sendable, Equatable {
     public var stagingSpace: DiskSpace?
     /// The URL the response came from, when redirects led away from the task's (nil otherwise).
     public var finalURL: String?
+    /// The body went on without waiting for the core (its plan's `BodyGoAhead` allowed it).
+    public var wentAhead = false
     public init(
         status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
         lastModified: String? = nil, contentDisposition: String? = nil,

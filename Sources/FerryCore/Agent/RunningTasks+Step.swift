@@ -108,6 +108,9 @@ extension RunningTasks {
                 plan.cookieJar = rules.cookieJar
                 plan.httpsRedirectsOnly = r.kind == .upload && TaskMachine.downgrades(r.url, to: "http:")
                 plan.receiveBuffer = ReceiveBuffer.size(maxTransfers: ctx.settings.maxTotal)
+                if r.kind == .download, plan.offset == 0, ctx.app(r.session).isEmpty {
+                    plan.goAhead = BodyGoAhead(reserve: ctx.settings.stateReserve, decodesContent: plan.decodesContent)
+                }
                 // The credentials it carries are CredentialBook's to give (the router adds them).
                 let watch = StallWatch(lastMoved: ctx.now, limit: Int64(max(1, stall)) * 1_000_000, offset: plan.offset)
                 attach(r, stall: watch)

@@ -1,7 +1,7 @@
 /// What the shell's transfers and saves report, as tasks' steps.
 extension RunningTasks {
     /// A response's head came: the transfer waits, paused before its first body byte, for the
-    /// decision (`continueBody`).
+    /// decision (`continueBody`), or went on where its plan's `BodyGoAhead` allowed.
     mutating func responseBegan(_ id: Int64, _ head: ResponseHead, _ ctx: TaskContext) -> TaskSteps {
         guard attached.contains(id), machines[id] != nil else { return TaskSteps() }
         var decision = TaskMachine.BodyDecision.append
@@ -33,6 +33,16 @@ extension RunningTasks {
             steps.effects.append(.stopTransfer(id))
             steps += transferEnded(
                 id, received: kept, .noSpace(refusal, bytesThisAttempt: 0), credentials: .notTaken, ctx)
+            return steps
+        }
+        if head.wentAhead {
+            // The body went on under the plan's `BodyGoAhead`, which allows only what this
+            // decides to let on (an empty file: append and restart are the same).
+            guard case .reject(let why) = decision else { return steps }
+            var outcome = TransferOutcome(curlCode: 23, httpStatus: head.status)  // as a refused write ends
+            outcome.rejection = why
+            steps.effects.append(.stopTransfer(id))
+            steps += transferEnded(id, received: 0, outcome, credentials: .notTaken, ctx)
             return steps
         }
         if decision == .restartFromZero, held > 0 {
@@ -105,6 +115,7 @@ extension RunningTasks {
     ) -> TaskSteps {
         guard let r = detach(id) else { return TaskSteps() }
         journal.detached.insert(id)
+        if r.received != received { live.progressMoved.insert(id) }
         var steps = TaskSteps()
         switch credentials {
         case .notTaken:
@@ -113,24 +124,25 @@ extension RunningTasks {
             let deadline = Self.deadline(r, config), random = Self.random(id, ctx.now)
             steps =
                 (try? step(id, ctx, logsFailure: true) { m, now in
-                    _ = m.progressed(received: received, now: now)
-                    return m.transferEnded(
-                        outcome, backoff: settings.backoff, resourceDeadline: deadline, now: now, random: random,
-                        networkAvailable: reachable, canChallenge: config.keepEvents,
-                        userAnswers: config.app.isEmpty, spaceRecheck: settings.spaceRecheck)
+                    let moved = Self.bytesAtEnd(&m, received, now)
+                    return moved
+                        + m.transferEnded(
+                            outcome, backoff: settings.backoff, resourceDeadline: deadline, now: now, random: random,
+                            networkAvailable: reachable, canChallenge: config.keepEvents,
+                            userAnswers: config.app.isEmpty, spaceRecheck: settings.spaceRecheck)
                 }) ?? TaskSteps()
         case .useKnown:
             steps =
                 (try? step(id, ctx) { m, now in
-                    _ = m.progressed(received: received, now: now)
+                    let moved = Self.bytesAtEnd(&m, received, now)
                     _ = m.awaitRememberedCredential(now: now)
-                    return m.rememberedCredentialFound(now: now)
+                    return moved + m.rememberedCredentialFound(now: now)
                 }) ?? TaskSteps()
         case .askKeyring(let keys):
             steps =
                 (try? step(id, ctx) { m, now in
-                    _ = m.progressed(received: received, now: now)
-                    return m.awaitRememberedCredential(now: now)
+                    let moved = Self.bytesAtEnd(&m, received, now)
+                    return moved + m.awaitRememberedCredential(now: now)
                 }) ?? TaskSteps()
             steps.effects.append(.findCredential(task: id, keys))
         }
@@ -146,6 +158,12 @@ extension RunningTasks {
         }
         steps.transfersChanged = true
         return steps
+    }
+
+    /// The bytes an attempt's end reports, taken as a progress report (the transfer thread
+    /// sends the end instead of its last one): the app hears them as it would have.
+    static func bytesAtEnd(_ m: inout TaskMachine, _ received: Int64, _ now: Int64) -> [TaskMachine.Action] {
+        m.record.received == received ? [] : m.progressed(received: received, now: now)
     }
 
     /// ENOSPC waits for space; anything else fails clearly.

@@ -44,6 +44,9 @@ public struct TaskMachine: Sendable {
         public var receiveBuffer = ReceiveBuffer.largest
         /// Redirects only to https (an https upload's file never goes out in clear text).
         public var httpsRedirectsOnly = false
+        /// The body may begin before the core read the head, where this rule allows (the core
+        /// sets it for a download from byte 0).
+        public var goAhead: BodyGoAhead? = nil
     }
 
     public enum Action: Sendable, Equatable {
