@@ -93,7 +93,10 @@ public enum FileNaming {
     public static func urlName(_ url: String) -> String? {
         let last: Substring?
         if let parts = DownloadURL.plainParts(url) {
-            last = parts.path.split(separator: "/").last
+            // The last non-empty segment, as split(separator: "/").last, without the array.
+            var path = parts.path
+            while path.last == "/" { path.removeLast() }
+            last = path.isEmpty ? nil : path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...]
         } else {
             guard let comps = URLComponents(string: url) else { return nil }
             last = comps.percentEncodedPath.split(separator: "/").last.map { Substring($0) }
@@ -110,10 +113,10 @@ public enum FileNaming {
         contentDisposition: String?, finalURL: String?, taskURL: String, contentType: String?
     ) -> String? {
         if let name = contentDisposition.flatMap(contentDispositionName) { return name }
-        let fromURL = finalURL.flatMap(urlName) ?? urlName(taskURL)
-        let base = fromURL.flatMap(sanitize) ?? fallback
+        let own = urlName(taskURL).flatMap(sanitize)  // read once: this runs at every download's head
+        let base = finalURL.flatMap(urlName).map { sanitize($0) ?? fallback } ?? own ?? fallback
         let named = split(base).1.isEmpty ? MediaType.fileExtension(contentType).map { base + $0 } ?? base : base
-        return named == urlName(taskURL).flatMap(sanitize) ? nil : named
+        return named == own ? nil : named
     }
 
     /// The name a finished download gets: Content-Disposition, else the URL, else "download".
