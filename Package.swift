@@ -54,9 +54,13 @@ let package = Package(
         .executableTarget(name: "ferry-bus-codegen", dependencies: ["CGLib"], path: "Sources/ferry-bus-codegen",
                           swiftSettings: agentSwift),
         .plugin(name: "BusCodegen", capability: .buildTool(), dependencies: ["ferry-bus-codegen"], path: "Plugins/BusCodegen"),
+        // sd-bus messages read into and written from `Value`s straight in D-Bus's wire format (GDBus
+        // builds and frees a GVariant for every value): the agent's bus, and the CLI's long listings.
+        .target(name: "FerrySDBus", dependencies: ["CSystemd", "FerryBus", "FerryCore"], path: "Sources/FerrySDBus",
+                swiftSettings: agentSwift),
         // The agent's I/O shell: curl, SQLite, sd-bus, all on one GLib main loop.
         .target(name: "FerryAgent",
-                dependencies: ["FerryCore", "FerryBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CSystemd", "CSecret", "CFerryShim",
+                dependencies: ["FerryCore", "FerryBus", "FerrySDBus", "CGLib", "CCurl", "CNotify", "CSQLite", "CSystemd", "CSecret", "CFerryShim",
                                .product(name: "Logging", package: "swift-log")],
                 path: "Sources/FerryAgent", swiftSettings: agentSwift),
         .executableTarget(name: "ferryd", dependencies: ["FerryAgent",
@@ -68,7 +72,7 @@ let package = Package(
         .executableTarget(name: "ferry-browser-host", dependencies: ["FerryBus", "FerryCore"],
                           path: "Sources/ferry-browser-host", swiftSettings: agentSwift),
         .executableTarget(name: "ferry",
-                          dependencies: ["FerryBus", "FerryCore", "CGLib",
+                          dependencies: ["FerryBus", "FerryCore", "FerrySDBus", "CGLib",
                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Sources/ferry", swiftSettings: agentSwift),
         // The Downloads window (GTK 4), started by `ferry view` on a graphical display: its own
@@ -84,7 +88,7 @@ let package = Package(
                           .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/podcast"),
 
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"], path: "Tests/FerryCoreTests"),
-        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry", "FerryAgent", "CSQLite"],
+        .testTarget(name: "FerryAgentTests", dependencies: ["FerryBus", "FerryCore", "Ferry", "FerryAgent", "FerrySDBus", "CSQLite"],
                     path: "Tests/FerryAgentTests", swiftSettings: agentSwift),
     ]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryBus
 import FerryCore
+import FerrySDBus
 import FoundationEssentials
 import Glibc
 
@@ -102,7 +103,10 @@ struct AgentConnection {
     /// with the app that owns it (rows do not carry it: one GetSession per session seen).
     func forEachPage(session: String?, _ body: ([TaskInfo]) throws -> Void) throws {
         var owners: [String: String] = [:]
-        try api.forEachPage(session: session) { page in
+        let api = api
+        // The pages over sd-bus where it connects: a third of the CPU GDBus takes (SDBusCaller).
+        let pages = SDBusCaller().map { bus in AgentProxy(client, carriedBy: { try bus.call($0, $1) }) } ?? api
+        try pages.forEachPage(session: session) { page in
             var page = page
             for i in page.indices {
                 let s = page[i].session

@@ -1,6 +1,7 @@
 import CGLib
 import CSystemd
 import FerryBus
+import FerrySDBus
 import Glibc
 
 /// The agent's connection to the session bus: sd-bus, driven by a GLib source on the agent's

@@ -2,6 +2,7 @@ import CFerryShim
 import CGLib
 import CSystemd
 import FerryBus
+import FerrySDBus
 import FerryCore
 
 /// The objects the agent exports and how a method call to them is routed: dev.ferry.Agent1's

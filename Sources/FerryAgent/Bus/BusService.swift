@@ -1,4 +1,5 @@
 import FerryBus
+import FerrySDBus
 import FerryCore
 import Glibc
 import Logging

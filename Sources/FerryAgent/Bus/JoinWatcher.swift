@@ -1,5 +1,6 @@
 import CSystemd
 import FerryBus
+import FerrySDBus
 import Glibc
 
 /// When each connection joined the bus, as close to the bus's own moment as this process can

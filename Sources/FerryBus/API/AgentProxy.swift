@@ -5,10 +5,18 @@ import FerryCore
 /// Calls block (see `BusClient`).
 public struct AgentProxy: Sendable {
     public let client: BusClient
-    public init(_ client: BusClient) { self.client = client }
+    /// Carries calls that pass no descriptor instead of `client` (the CLI's sd-bus connection,
+    /// which reads a long listing's replies without GDBus's GVariants).
+    let carrier: (@Sendable (_ method: String, _ args: [Value]) throws -> [Value])?
+
+    public init(_ client: BusClient, carriedBy carrier: (@Sendable (String, [Value]) throws -> [Value])? = nil) {
+        self.client = client
+        self.carrier = carrier
+    }
 
     public func perform<Reply>(_ call: AgentCall<Reply>) throws -> Reply {
-        try call.decode(try client.call(call.method.rawValue, call.args, fds: call.fds))
+        if let carrier, call.fds.isEmpty { return try call.decode(try carrier(call.method.rawValue, call.args)) }
+        return try call.decode(try client.call(call.method.rawValue, call.args, fds: call.fds))
     }
 
     /// Every task (of one session, or all for nil), a page at a time as the agent sends them:

@@ -4,14 +4,16 @@ import Glibc
 
 /// One sd-bus message, its header read and its arguments read into or written from `Value`s.
 /// sd-bus writes arguments straight in D-Bus's wire format (GDBus builds a GVariant tree and
-/// converts it child by child when it sends), which is why the agent speaks sd-bus.
+/// converts it child by child when it sends or receives), which is why the agent speaks sd-bus.
 /// Not owning: whoever made or received the message keeps its reference.
-struct BusMessage {
-    let pointer: OpaquePointer
+public struct BusMessage {
+    public let pointer: OpaquePointer
 
-    enum Kind { case methodCall, methodReturn, error, signal, other }
+    public init(pointer: OpaquePointer) { self.pointer = pointer }
 
-    var kind: Kind {
+    public enum Kind { case methodCall, methodReturn, error, signal, other }
+
+    public var kind: Kind {
         var type: UInt8 = 0
         sd_bus_message_get_type(pointer, &type)
         switch Int32(type) {
@@ -24,15 +26,15 @@ struct BusMessage {
     }
 
     private static func text(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
-    var sender: String? { Self.text(sd_bus_message_get_sender(pointer)) }
-    var path: String? { Self.text(sd_bus_message_get_path(pointer)) }
-    var interface: String? { Self.text(sd_bus_message_get_interface(pointer)) }
-    var member: String? { Self.text(sd_bus_message_get_member(pointer)) }
+    public var sender: String? { Self.text(sd_bus_message_get_sender(pointer)) }
+    public var path: String? { Self.text(sd_bus_message_get_path(pointer)) }
+    public var interface: String? { Self.text(sd_bus_message_get_interface(pointer)) }
+    public var member: String? { Self.text(sd_bus_message_get_member(pointer)) }
     /// The arguments' types, as in the interface XML ("" for none).
-    var signature: String { Self.text(sd_bus_message_get_signature(pointer, 1)) ?? "" }
+    public var signature: String { Self.text(sd_bus_message_get_signature(pointer, 1)) ?? "" }
 
     /// An error reply's name and text.
-    var error: (name: String, message: String)? {
+    public var error: (name: String, message: String)? {
         guard let e = sd_bus_message_get_error(pointer), let name = e.pointee.name else { return nil }
         return (String(cString: name), Self.text(e.pointee.message) ?? "")
     }
@@ -41,7 +43,7 @@ struct BusMessage {
 
     /// The arguments, from the first. Variants are unwrapped; a handle ('h') is the descriptor
     /// itself, owned by the message (dup it to keep it).
-    func values() -> [Value] {
+    public func values() -> [Value] {
         sd_bus_message_rewind(pointer, 1)
         var out: [Value] = []
         while let v = next() { out.append(v) }
@@ -113,14 +115,14 @@ struct BusMessage {
     /// Appends `values` as the message's arguments; false when sd-bus refused one (the message
     /// is then not to be sent).
     @discardableResult
-    func append(_ values: [Value]) -> Bool {
+    public func append(_ values: [Value]) -> Bool {
         var ok = true
         for v in values { ok = append(v) && ok }
         return ok
     }
 
     /// Appends `value` wrapped in a variant.
-    func append(variant value: Value) -> Bool {
+    public func append(variant value: Value) -> Bool {
         if let type = Self.basicType(value) {  // a literal: no type string built and converted per value
             return sd_bus_message_open_container(pointer, Self.v, type) >= 0 && append(value) && close()
         }
