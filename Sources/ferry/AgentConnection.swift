@@ -105,7 +105,7 @@ struct AgentConnection {
         var owners: [String: String] = [:]
         let api = api
         // The pages over sd-bus where it connects: a third of the CPU GDBus takes (SDBusCaller).
-        let pages = SDBusCaller().map { bus in AgentProxy(client, carriedBy: { try bus.call($0, $1) }) } ?? api
+        let pages = SDBusCaller().map { bus in AgentProxy(client, transport: { try bus.call($0, $1) }) } ?? api
         try pages.forEachPage(session: session) { page in
             var page = page
             for i in page.indices {

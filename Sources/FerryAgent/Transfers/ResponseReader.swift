@@ -36,15 +36,16 @@ struct ResponseReader {
             let length = contentLength()
             announcedLength = length >= 0 ? length : nil
         }
-        head = ResponseHead(
+        var read = ResponseHead(
             status: status, contentRangeStart: rangeStart, totalLength: announcedLength, etag: header("ETag"),
             lastModified: header("Last-Modified"), contentDisposition: header("Content-Disposition"),
             contentEncoding: header("Content-Encoding"), contentType: header("Content-Type"),
             stagingSpace: stagingSpace, finalURL: finalURL())
-        if let goAhead, goAhead.allows(head!) {
-            head!.wentAhead = true
+        if let goAhead, goAhead.allows(read) {
+            read.wentAhead = true
             decided(.append)  // on an empty file the same as restartFromZero
         }
+        head = read
     }
 
     /// The head of a response whose body began, once (nil if none is new).

@@ -5,17 +5,17 @@ import FerryCore
 /// Calls block (see `BusClient`).
 public struct AgentProxy: Sendable {
     public let client: BusClient
-    /// Carries calls that pass no descriptor instead of `client` (the CLI's sd-bus connection,
+    /// Makes the calls that pass no descriptor instead of `client` (the CLI's sd-bus connection,
     /// which reads a long listing's replies without GDBus's GVariants).
-    let carrier: (@Sendable (_ method: String, _ args: [Value]) throws -> [Value])?
+    let transport: (@Sendable (_ method: String, _ args: [Value]) throws -> [Value])?
 
-    public init(_ client: BusClient, carriedBy carrier: (@Sendable (String, [Value]) throws -> [Value])? = nil) {
+    public init(_ client: BusClient, transport: (@Sendable (String, [Value]) throws -> [Value])? = nil) {
         self.client = client
-        self.carrier = carrier
+        self.transport = transport
     }
 
     public func perform<Reply>(_ call: AgentCall<Reply>) throws -> Reply {
-        if let carrier, call.fds.isEmpty { return try call.decode(try carrier(call.method.rawValue, call.args)) }
+        if let transport, call.fds.isEmpty { return try call.decode(try transport(call.method.rawValue, call.args)) }
         return try call.decode(try client.call(call.method.rawValue, call.args, fds: call.fds))
     }
 
