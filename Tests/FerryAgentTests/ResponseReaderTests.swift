@@ -35,4 +35,25 @@ import Testing
             #expect(r.takeHead()?.wentAhead == false)
         }
     }
+
+    /// A batch of the threads' reports tells the core which heads that went ahead came with
+    /// their attempt's end (and its bytes): only those, and only of the same attempt.
+    @Test func aHeadIsMarkedWithItsAttemptsEndInTheSameBatch() {
+        var ahead = ResponseHead(status: 200, totalLength: 10)
+        ahead.wentAhead = true
+        let end = TransferOutcome(curlCode: 0, httpStatus: 200, bytesThisAttempt: 10)
+        let batch = [
+            CarrierReport(task: 1, attempt: 7, input: .responseBegan(task: 1, ahead)),
+            CarrierReport(task: 2, attempt: 8, input: .responseBegan(task: 2, ahead)),  // its end comes later
+            CarrierReport(task: 3, attempt: 9, input: .responseBegan(task: 3, ResponseHead(status: 200))),  // waits
+            CarrierReport(task: 4, attempt: 3, input: .responseBegan(task: 4, ahead)),  // an earlier attempt's
+            CarrierReport(task: 1, attempt: 7, input: .transferEnded(task: 1, received: 10, end)),
+            CarrierReport(task: 3, attempt: 9, input: .transferEnded(task: 3, received: 10, end)),
+            CarrierReport(task: 4, attempt: 4, input: .transferEnded(task: 4, received: 10, end)),
+        ]
+        let marks: [Int64?] = Transfers.markingEnds(batch).prefix(4).map {
+            if case .responseBegan(_, let head) = $0.input { head.endedWith } else { -1 }
+        }
+        #expect(marks == [10, nil, nil, nil])
+    }
 }

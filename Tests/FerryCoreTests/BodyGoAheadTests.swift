@@ -95,4 +95,30 @@ import Testing
         #expect(events.contains(.progress(received: 6, expected: 10, written: 6)))
         #expect(d.ledger.tasks[id]?.state == .waiting)
     }
+
+    /// A head whose attempt's end came in the same batch (`endedWith`) is no checkpoint of its
+    /// own for a small body (the save writes the row); a large one's is written (a crash before
+    /// the save resumes it, by the validators), and so is every head that came alone.
+    @Test func aSmallBodysHeadThatCameWithItsEndWritesNoRow() throws {
+        var d = CoreDriver()
+        try d.start()
+        try d.openSession()
+        func checkpoints(_ effects: [AgentEffect]) -> Int {
+            effects.writes.count { if case .progress = $0 { true } else { false } }
+        }
+        let small = try d.download("http://a/s"), large = try d.download("http://b/l"), alone = try d.download("http://c/a")
+        try d.wake(.schedule)
+        for (id, length, ended) in [(small, Int64(10), Int64?(10)), (large, 2 * Self.mib, 2 * Self.mib), (alone, 10, nil)] {
+            var head = ResponseHead(status: 200, totalLength: length, etag: "\"v1\"", stagingSpace: Self.roomy)
+            head.wentAhead = true
+            head.endedWith = ended
+            let effects = try d.run(.responseBegan(task: id, head))
+            #expect(checkpoints(effects) == (id == small ? 0 : 1), "\(id): \(effects.writes)")
+        }
+        #expect(d.ledger.tasks[small]?.etag == nil && d.ledger.tasks[large]?.etag == "\"v1\"")
+        // The save writes what the head brought.
+        try d.run(.transferEnded(task: small, received: 10, TransferOutcome(curlCode: 0, httpStatus: 200, bytesThisAttempt: 10)))
+        try d.run(.finalized(task: small, .saved(path: "/dl/s", cleanup: [])))
+        #expect(d.ledger.tasks[small]?.state == .completed && d.ledger.tasks[small]?.etag == "\"v1\"")
+    }
 }

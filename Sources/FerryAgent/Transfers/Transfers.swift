@@ -167,7 +167,7 @@ final class Transfers {
     /// A batch of the threads' reports, in one turn: those of attempts since stopped are dropped.
     private func absorb(_ batch: [CarrierReport]) {
         around { [self] in
-            for r in batch where attempts[r.task]?.attempt == r.attempt {
+            for r in Self.markingEnds(batch) where attempts[r.task]?.attempt == r.attempt {
                 switch r.input {
                 case .transferEnded, .transferCouldNotStart:
                     finished(r.task)
@@ -177,5 +177,31 @@ final class Transfers {
                 feed(r.input)
             }
         }
+    }
+
+    /// The batch, each head that went ahead marked with the bytes its attempt ended with where
+    /// that end is in the batch too: a fact for the core (`ResponseHead.endedWith`), which
+    /// decides what it means.
+    static func markingEnds(_ batch: [CarrierReport]) -> [CarrierReport] {
+        var ends: [Attempt: Int64] = [:]
+        for r in batch {
+            if case .transferEnded(let task, let received, _) = r.input {
+                ends[Attempt(r.attempt, of: task)] = received
+            }
+        }
+        guard !ends.isEmpty else { return batch }
+        return batch.map { r in
+            guard case .responseBegan(let task, var head) = r.input, head.wentAhead,
+                let bytes = ends[Attempt(r.attempt, of: task)]
+            else { return r }
+            head.endedWith = bytes
+            return CarrierReport(task: r.task, attempt: r.attempt, input: .responseBegan(task: task, head))
+        }
+    }
+
+    private struct Attempt: Hashable {
+        var number: UInt64
+        var task: Int64
+        init(_ number: UInt64, of task: Int64) { (self.number, self.task) = (number, task) }
     }
 }

@@ -126,6 +126,8 @@ public struct ResponseHead: Sendable, Equatable {
     public var finalURL: String?
     /// The body went on without waiting for the core (its plan's `BodyGoAhead` allowed it).
     public var wentAhead = false
+    /// The attempt's end came in the same batch of reports as this head: the bytes it ended with.
+    public var endedWith: Int64?
     public init(
         status: Int, contentRangeStart: Int64? = nil, totalLength: Int64? = nil, etag: String? = nil,
         lastModified: String? = nil, contentDisposition: String? = nil,

@@ -19,7 +19,13 @@ extension RunningTasks {
                         contentType: head.contentType),
                     contentEncoding: head.contentEncoding, contentType: head.contentType)
                 decision = body
-                return actions
+                // The end came with the head, and its body is small: the save writes the row (a
+                // crash before it fetches such a body again rather than resume it), so the head
+                // is no checkpoint of its own: one row write fewer for a small file.
+                guard m.record.state == .running, let bytes = head.endedWith, bytes <= Self.refetchedWhole else {
+                    return actions
+                }
+                return actions.filter { $0 != .persist }
             }) ?? TaskSteps()
         // The state disk's reserve: the bytes announced and not on disk yet must leave it free.
         let kept = decision == .append ? head.contentRangeStart ?? 0 : 0
@@ -55,6 +61,10 @@ extension RunningTasks {
         steps.effects.append(.continueBody(id, decision))
         return steps
     }
+
+    /// The most bytes a download whose head and end came together may have to fetch again after
+    /// a crash before its save: its head's checkpoint (validators, length) is not written.
+    static let refetchedWhole: Int64 = 1 << 20
 
     /// Why a sandboxed app's download that will hold `bytes` in staging waits: its app's other
     /// downloads (those running counted at the length they announced) would pass its share.
