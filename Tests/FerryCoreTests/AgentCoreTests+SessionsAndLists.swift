@@ -132,7 +132,7 @@ extension AgentCoreTests {
         #expect(count == 3)
         #expect(Set(paused.stopped) == Set(a))
         #expect(a.allSatisfy { d.ledger.tasks[$0]?.state == .paused })
-        #expect(d.ledger.tasks[b]?.state == .running)
+        #expect(d.shown(b)?.state == .running)
         #expect(try d.request(.pauseAll(session: "a")) == 0)
         #expect(try d.request(.resumeAll(session: "")) == 3)
         #expect(Set(try d.wake(.schedule).started) == Set(a))

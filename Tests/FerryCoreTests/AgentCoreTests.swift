@@ -14,7 +14,7 @@ import Testing
         let started = try d.wake(.schedule).started
         #expect(started == [a[0], a[1], b])
         #expect(d.ledger.tasks[a[2]]?.state == .queued)
-        #expect(d.ledger.tasks[a[0]]?.state == .running)
+        #expect(d.shown(a[0])?.state == .running)
     }
 
     @Test func idsAreNeverReusedAfterRemovalAndRestart() throws {
@@ -105,8 +105,9 @@ import Testing
         #expect(d.ledger.taskReads == reads)
     }
 
-    /// A running task's row is written again while it runs (its response's size and names came):
-    /// those writes leave session, host and state as stored, so the store touches no index for
+    /// A start writes no row: the store keeps a running task queued (what a crash makes of it),
+    /// while callers see it run. Its row is written again while it runs (its response's size
+    /// and names came) without session, host and state, so the store touches no index for
     /// them; a new state is a full write.
     @Test func aRunningTasksRowIsWrittenWithoutItsKeysUntilItsStateChanges() throws {
         var d = CoreDriver()
@@ -122,9 +123,11 @@ import Testing
                 }
             }
         }
-        #expect(kinds(try d.wake(.schedule)) == ["update running"])
+        #expect(kinds(try d.wake(.schedule)) == [])
+        #expect(d.ledger.tasks[id]?.state == .queued && d.shown(id)?.state == .running)
+        #expect(try d.request(.status).counts == ["running": 1])
         #expect(kinds(try d.run(.responseBegan(task: id, ResponseHead(status: 200, totalLength: 10)))) == ["progress"])
-        #expect(d.ledger.tasks[id]?.expected == 10 && d.ledger.tasks[id]?.state == .running)
+        #expect(d.ledger.tasks[id]?.expected == 10 && d.ledger.tasks[id]?.state == .queued)
         try d.run(.transferEnded(task: id, received: 10, ok))
         #expect(kinds(try d.run(.finalized(task: id, .saved(path: "/dl/f.bin", cleanup: [])))) == ["update completed"])
     }
@@ -178,7 +181,7 @@ import Testing
         #expect(check.stopped == [quiet])
         #expect(d.ledger.tasks[quiet]?.state == .waiting && d.ledger.tasks[quiet]?.reason == .retry)
         #expect(d.ledger.tasks[quiet]?.error == "no data for 60 s: the transfer stalled", "a stall of its own, not a curl code")
-        #expect(d.ledger.tasks[moving]?.state == .running)
+        #expect(d.shown(moving)?.state == .running)
         let movedAt = started + 30_000_000 + 1_000
         #expect(check.contains(.wake(.stall, at: movedAt + 60_000_000)), "the next check: when the moving one could stall")
         d.now = movedAt + 60_000_000
@@ -240,13 +243,13 @@ import Testing
         let shown = try #require(d.core.liveRecord(id) ?? d.ledger.tasks[id].map { d.core.tasks.shown($0) })
         #expect(shown.state == .waiting && shown.reason == .space)
         #expect(undo.contains(.wake(.storeRecheck, at: d.now + d.core.settings.spaceRecheck)))
-        // Not started again while the store refuses.
+        // Not started again while the store refuses (the row as the rollback left it: queued, as
+        // every running task's).
         d.ledger.tasks[id]?.state = .queued
         #expect(try d.wake(.schedule).started.isEmpty)
-        d.ledger.tasks[id]?.state = .running
-        // The store commits again: the task continues.
+        // The store commits again: the task continues, from its row as it is.
         let recheck = try d.wake(.storeRecheck)
-        #expect(recheck.writes == [.requeueIfRunning([id])])
+        #expect(recheck.writes.isEmpty)
         #expect(try d.wake(.schedule).started == [id])
     }
 

@@ -63,8 +63,8 @@ final class MemoryLedger: AgentLedger {
     }
     func finishedEvents(session: String) throws -> Int64 { finished[session] ?? 0 }
     func stagedBytes(_ id: Int64) -> Int64 { staged[id] ?? 0 }
-    func heldInStaging(sessions: [String]) throws -> Int64 {
-        tasks.values.filter { sessions.contains($0.session) && $0.kind == .download && [.queued, .waiting, .paused].contains($0.state) }
+    func heldInStaging(sessions: [String], excluding running: Set<Int64>) throws -> Int64 {
+        tasks.values.filter { sessions.contains($0.session) && $0.kind == .download && [.queued, .waiting, .paused].contains($0.state) && !running.contains($0.id) }
             .reduce(0) { $0 + $1.received }
     }
 
@@ -75,7 +75,6 @@ final class MemoryLedger: AgentLedger {
         case .progress(let r):   // as the store does: the keys stay as stored
             if let old = tasks[r.id] { var n = r; n.session = old.session; n.host = old.host; n.state = old.state; tasks[r.id] = n }
         case .deleteTasks(let ids): for id in ids { tasks[id] = nil }
-        case .requeueIfRunning(let ids): for id in ids where tasks[id]?.state == .running { tasks[id]?.state = .queued }
         case .appendEvent(let s, let e): events[s, default: []].append(e); lastSeq[s] = max(lastSeq[s] ?? 0, e.seq)
         case .reserveSeq(let s, let seq): lastSeq[s] = max(lastSeq[s] ?? 0, seq)
         case .deleteEvents(let s, let seq): events[s]?.removeAll { $0.seq <= seq }
@@ -158,6 +157,9 @@ struct CoreDriver {
         let r = TaskRecord(session: "", url: url, host: host ?? String(url.split(separator: "/")[1]))
         return try request(.createTasks(session: session, [r]))[0]
     }
+
+    /// A task as callers see it (memory's while it runs: the store keeps it queued).
+    func shown(_ id: Int64) -> TaskRecord? { try? core.tasks.shownTask(id, ledger) }
 
     /// Runs the wakes the effects asked for that are due by now (idle ones at once).
     @discardableResult

@@ -13,16 +13,22 @@ extension Store: AgentLedger {
     }
     static let credentialsMoved = "url-credentials-moved"
 
-    func heldInStaging(sessions: [String]) throws -> Int64 {
+    func heldInStaging(sessions: [String], excluding running: Set<Int64>) throws -> Int64 {
         guard !sessions.isEmpty else { return 0 }
         return try read { db in
             try db.prepare(
                 """
                 SELECT coalesce(sum(received), 0) FROM tasks WHERE session IN (\(Self.placeholders(sessions.count)))
                 AND kind = 'download' AND state IN ('queued', 'waiting', 'paused')
+                AND id NOT IN (SELECT value FROM json_each(?))
                 """
-            ).integer(sessions) ?? 0
+            ).integer(sessions + [Self.idList(running)]) ?? 0
         }
+    }
+
+    /// Task ids as one parameter (a JSON array, read by `json_each`): one statement for any count.
+    static func idList(_ ids: Set<Int64>) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
     }
 
     func stagedBytes(_ id: Int64) -> Int64 {
@@ -37,7 +43,6 @@ extension Store: AgentLedger {
         case .update(let r): try w.isCheckpoint ? checkpoint { try update(r) } : update(r)
         case .progress(let r): try checkpoint { try update(r, keepingState: true) }
         case .deleteTasks(let ids): try deleteTasks(ids)
-        case .requeueIfRunning(let ids): try requeueIfRunning(ids, now: now)
         case .appendEvent(let session, let e): try appendEvent(session: session, e)
         case .reserveSeq(let session, let seq): try setLastSeq(session: session, seq)
         case .deleteEvents(let session, let seq): try deleteEvents(session: session, upTo: seq)

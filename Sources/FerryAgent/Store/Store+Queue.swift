@@ -35,6 +35,9 @@ extension Store {
                 ).column([p]) { $0.double(0) }.first
             }
             var priority = try level(below: 2), after: Int64 = 0
+            // Left out in the read, not after it: the running tasks are stored queued, and are
+            // the oldest; a row decoded costs more than one found.
+            let excluded = Self.idList(excludingIDs)
             // A page about as long as what is wanted (decoding a row costs more than finding it),
             // doubling while rows are skipped.
             var page = min(256, limit + 8)
@@ -42,13 +45,14 @@ extension Store {
                 let placeholders =
                     (skipHosts.isEmpty ? "" : " AND host NOT IN (\(Self.placeholders(skipHosts.count)))")
                     + (skipSessions.isEmpty ? "" : " AND session NOT IN (\(Self.placeholders(skipSessions.count)))")
-                let args: [any SQLiteValue] = [p, after] + Array(skipHosts) + Array(skipSessions) + [page]
+                let args: [any SQLiteValue] = [p, after, excluded] + Array(skipHosts) + Array(skipSessions) + [page]
                 queuePagesRead += 1
                 let rows = try Self.records(
                     db.cached(
                         """
                         SELECT \(Self.taskColumns) FROM tasks INDEXED BY tasks_queue
-                        WHERE state = 'queued' AND priority = ? AND id > ?\(placeholders) ORDER BY id LIMIT ?
+                        WHERE state = 'queued' AND priority = ? AND id > ?
+                        AND id NOT IN (SELECT value FROM json_each(?))\(placeholders) ORDER BY id LIMIT ?
                         """), args)
                 if rows.count < page {  // this level is read to its end: the next one down
                     priority = try level(below: p)

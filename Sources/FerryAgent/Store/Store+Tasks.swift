@@ -140,16 +140,8 @@ extension Store {
         }
     }
 
-    /// Tasks whose changes the store refused continue: running (as stored) → queued.
-    func requeueIfRunning(_ ids: [Int64], now: Int64) throws {
-        try write { db in
-            let stmt = try db.prepare(
-                "UPDATE tasks SET state = 'queued', updated = ? WHERE id = ? AND state = 'running'")
-            for id in ids { try stmt.run([now, id]) }
-        }
-    }
-
-    /// After a crash, tasks the store still calls running are queued again (their bytes are on disk).
+    /// Rows an older agent stored as running (this one keeps running tasks queued) are queued
+    /// again: their bytes are on disk.
     func requeueInterrupted(now: Int64) throws -> Int {
         try write { db in
             try db.prepare("UPDATE tasks SET state = 'queued', updated = ? WHERE state = 'running'").run([now])

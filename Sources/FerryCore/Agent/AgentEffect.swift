@@ -61,13 +61,11 @@ public enum StoreWrite: Sendable, Equatable {
     case insert([TaskRecord])
     /// A task's row (its session is the one it was made with: that never changes).
     case update(TaskRecord)
-    /// A running task's row again, still running (its bytes, validators, names): what indexes
-    /// and counts are kept by (session, host, state) is left as stored, so SQLite touches the row
-    /// alone.
+    /// A running task's row (its bytes, validators, names): what indexes and counts are kept by
+    /// (session, host, state) is left as stored (queued: a start writes no row), so SQLite
+    /// touches the row alone.
     case progress(TaskRecord)
     case deleteTasks([Int64])
-    /// Running tasks the store could not save go back to the queue.
-    case requeueIfRunning([Int64])
     case appendEvent(session: String, QueuedEvent)
     case reserveSeq(session: String, UInt64)
     case deleteEvents(session: String, upTo: UInt64)
@@ -75,7 +73,7 @@ public enum StoreWrite: Sendable, Equatable {
     case finishedEvents(session: String, at: Int64)
     case badge(Int)
 
-    /// A running task's checkpoint (it started, its headers came, its bytes moved): the turn
+    /// A running task's checkpoint (its headers came, its bytes moved): the turn
     /// need not wait for the disk for it. A power cut may lose it without harm: the task comes
     /// back queued and measures its staged bytes again, and without the validators that came
     /// with them it starts over (see TaskMachine.start). Everything else is durable before the

@@ -28,8 +28,8 @@ public protocol AgentLedger {
     /// Bytes of a task's partial download in staging (0 when there are none).
     func stagedBytes(_ id: Int64) -> Int64
     /// Bytes the unfinished downloads of these sessions that are not running hold in staging
-    /// (queued, waiting, paused: their `received`).
-    func heldInStaging(sessions: [String]) throws -> Int64
+    /// (queued, waiting, paused: their `received`); `running`: those that are, stored as queued.
+    func heldInStaging(sessions: [String], excluding running: Set<Int64>) throws -> Int64
 }
 
 /// How the scheduler sorts a queued task: start it, leave it, or leave its whole host (or

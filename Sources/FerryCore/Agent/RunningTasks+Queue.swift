@@ -117,7 +117,7 @@ extension RunningTasks {
             guard var m = machines[id] else { continue }
             _ = m.progressed(received: bytes, now: now)
             forget(id)
-            effects.append(.store(.update(m.record)))
+            effects.append(.store(.progress(m.record)))  // stored queued, as every running task
         }
         attached.removeAll()
         return effects

@@ -110,12 +110,12 @@ extension RunningTasks {
         }
     }
 
-    /// The store commits again: tasks it refused continue from their bytes.
+    /// The store commits again: tasks it refused continue from their bytes (their rows are
+    /// queued: a start writes none).
     mutating func storeRecheck() -> [AgentEffect] {
         guard !storeBlocked.isEmpty else { return [] }
         defer { storeBlocked.removeAll() }
         return [
-            .store(.requeueIfRunning(storeBlocked.sorted())),
             .log(.info, "the store commits again: \(storeBlocked.count) task(s) continue"),
             .wake(.schedule, at: nil),
         ]

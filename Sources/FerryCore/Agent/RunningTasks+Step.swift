@@ -150,7 +150,14 @@ extension RunningTasks {
                 if event.isProgress { steps.effects.append(Self.launcherWake(ctx.now)) }
             case .persist:
                 let sameState = r.state == .running && stateBefore == .running
-                steps.effects.append(.store(sameState ? .progress(r) : .update(r)))
+                // A start writes no row: the store keeps a running task queued, which is what a
+                // crash makes of it anyway, and no index or count changes twice for one file.
+                // What it moves, names and ends is written without its keys, or as its new state.
+                if r.state != .running {
+                    steps.effects.append(.store(.update(r)))
+                } else if sameState {
+                    steps.effects.append(.store(.progress(r)))
+                }
                 // Not a new state: a small file is often done before anyone could look.
                 if sameState { live.rowsChanged.insert(id) } else { live.rowsChanged.remove(id) }
                 steps.effects.append(

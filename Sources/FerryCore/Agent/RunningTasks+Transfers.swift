@@ -74,7 +74,7 @@ extension RunningTasks {
         let app = ctx.app(session)
         guard !app.isEmpty else { return nil }
         let sessions = ctx.configs.filter { $0.value.app == app }.map(\.key)
-        var holding = (try? ctx.ledger.heldInStaging(sessions: sessions)) ?? 0
+        var holding = (try? ctx.ledger.heldInStaging(sessions: sessions, excluding: runningIDs)) ?? 0
         for other in attached where other != id {
             guard let r = machines[other]?.record, r.kind == .download, ctx.app(r.session) == app else { continue }
             holding += max(r.received, r.expected ?? 0)

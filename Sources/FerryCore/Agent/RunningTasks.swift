@@ -72,6 +72,21 @@ struct RunningTasks: Sendable {
         return w
     }
 
+    /// Tasks by state as callers see them, from the store's counts (for `sessions`, nil: all):
+    /// the store keeps a running task queued (see `carryOut`), memory knows it runs.
+    func shownCounts(_ stored: [String: Int], _ sessions: [String]?) -> [String: Int] {
+        var counts = stored
+        for m in machines.values where m.record.state == .running {
+            guard sessions?.contains(m.record.session) ?? true else { continue }
+            counts[TaskState.queued.rawValue, default: 0] -= 1
+            counts[TaskState.running.rawValue, default: 0] += 1
+        }
+        return counts.filter { $0.value > 0 }
+    }
+
+    /// The ids of the tasks that run (the store has their rows as queued).
+    var runningIDs: Set<Int64> { Set(machines.compactMap { $0.value.record.state == .running ? $0.key : nil }) }
+
     /// The attached transfers that moved no byte for their limit, and when the next may stall.
     /// A watch lost with a turn that could not commit starts again from `now`.
     mutating func stalls(now: Int64, defaultLimit: Int64) -> (stalled: [(Int64, StallWatch)], next: Int64?) {

@@ -102,7 +102,7 @@ public struct GetStatus: CoreRequest, CarriesNoPath, NamesNoSession, ReplyNamesN
     public var reach: RequestReach { .agent }
     public func run(_ core: inout AgentCore, _ ctx: TaskContext, _ grant: Grant) throws -> (AgentCounts, [AgentEffect])
     {
-        let counts = try ctx.ledger.countsByState(sessions: grant.sessions)
+        let counts = core.tasks.shownCounts(try ctx.ledger.countsByState(sessions: grant.sessions), grant.sessions)
         // An app's figures cover its own tasks; the badge is the user's.
         guard grant.app == nil else {
             return (AgentCounts(counts: counts, running: counts[TaskState.running.rawValue] ?? 0, badge: 0), [])
