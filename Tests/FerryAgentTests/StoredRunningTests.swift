@@ -20,6 +20,7 @@ import Testing
         let next = try store.nextQueued(limit: 4, excludingHosts: [], excludingIDs: running) { _ in .take }
         #expect(next.map(\.id) == [17, 18, 19, 20])
         #expect(store.queuePagesRead == pagesBefore + 1, "the running ones take no room in the page")
+        #expect(store.queueRowsDecoded == 4, "the page's rows past the four wanted are not decoded")
         #expect(try store.heldInStaging(sessions: ["s"], excluding: []) == 4_000)
         #expect(try store.heldInStaging(sessions: ["s"], excluding: running) == 2_400)
     }

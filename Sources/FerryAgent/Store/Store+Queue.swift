@@ -38,8 +38,7 @@ extension Store {
             // Left out in the read, not after it: the running tasks are stored queued, and are
             // the oldest; a row decoded costs more than one found.
             let excluded = Self.idList(excludingIDs)
-            // A page about as long as what is wanted (decoding a row costs more than finding it),
-            // doubling while rows are skipped.
+            // A page a little longer than what is wanted, doubling while rows are skipped.
             var page = min(256, limit + 8)
             while out.count < limit, let p = priority {
                 let placeholders =
@@ -47,31 +46,35 @@ extension Store {
                     + (skipSessions.isEmpty ? "" : " AND session NOT IN (\(Self.placeholders(skipSessions.count)))")
                 let args: [any SQLiteValue] = [p, after, excluded] + Array(skipHosts) + Array(skipSessions) + [page]
                 queuePagesRead += 1
-                let rows = try Self.records(
-                    db.cached(
-                        """
-                        SELECT \(Self.taskColumns) FROM tasks INDEXED BY tasks_queue
-                        WHERE state = 'queued' AND priority = ? AND id > ?
-                        AND id NOT IN (SELECT value FROM json_each(?))\(placeholders) ORDER BY id LIMIT ?
-                        """), args)
-                if rows.count < page {  // this level is read to its end: the next one down
-                    priority = try level(below: p)
-                    after = 0
-                } else {
-                    after = rows.last!.id
-                }
                 let skippedBefore = skipHosts.count
-                for r in rows {
-                    if excludingIDs.contains(r.id) || skipHosts.contains(r.host) || skipSessions.contains(r.session) {
-                        continue
-                    }
+                var found = 0, last: Int64 = 0
+                try db.cached(
+                    """
+                    SELECT \(Self.taskColumns) FROM tasks INDEXED BY tasks_queue
+                    WHERE state = 'queued' AND priority = ? AND id > ?
+                    AND id NOT IN (SELECT value FROM json_each(?))\(placeholders) ORDER BY id LIMIT ?
+                    """
+                ).rows(args) { row in
+                    found += 1
+                    last = row.int(0)
+                    // The page's rows past those wanted are only counted: decoding a row costs
+                    // more than finding it, and a start wants one to three.
+                    guard out.count < limit else { return }
+                    queueRowsDecoded += 1
+                    let r = TaskColumns.record(row)
+                    if skipHosts.contains(r.host) || skipSessions.contains(r.session) { return }
                     switch take(r) {
                     case .take: out.append(r)
-                    case .skipTask: continue
+                    case .skipTask: break
                     case .skipHost: skipHosts.insert(r.host)
                     case .skipSession: skipSessions.insert(r.session)
                     }
-                    if out.count == limit { break }
+                }
+                if found < page {  // this level is read to its end: the next one down
+                    priority = try level(below: p)
+                    after = 0
+                } else {
+                    after = last
                 }
                 // The hosts this page filled may be all that have queued tasks.
                 if skipHosts.count > skippedBefore, try !othersQueued(skipHosts) { break }

@@ -35,8 +35,8 @@ final class Store {
     private(set) var lastBatchAwaitsSync = false
     /// How many commits had to be made durable (the tests count the turns that wait for the disk).
     private(set) var logSyncs = 0
-    /// Pages of the queue read to find tasks to start (the tests count them).
-    var queuePagesRead = 0
+    /// Pages of the queue read to find tasks to start, and rows of them decoded (the tests count them).
+    var queuePagesRead = 0, queueRowsDecoded = 0
 
     init(path: String) throws {
         self.path = path
