@@ -96,9 +96,12 @@ public struct AgentCore: Sendable {
         case .storeRecheck: return armed(tasks.storeRecheck())
         case .launcher:
             // TasksProgressed rides on the docks' twice-a-second wake: no timer of its own.
-            defer { tasks.live = LiveChanges() }
+            let machines = tasks.machines
+            let (told, waiting) = tasks.live.due(at: ctx.now) { machines[$0]?.record.state == .running }
+            tasks.live = waiting
             return [.launcherChanged]
-                + user.report(tasks.live, record: { tasks.machines[$0]?.record }, app: sessions.app)
+                + user.report(told, record: { machines[$0]?.record }, app: sessions.app)
+                + armed(waiting.nextStartDue.map { [.wake(.launcher, at: $0)] } ?? [])
         case .relaunch(let session): return armed(sessions.considerLaunch(session, now: ctx.now))
         case .pendingLaunches: return armed(sessions.considerLaunches(now: ctx.now))
         case .prune: return pruneIfDue(ctx)

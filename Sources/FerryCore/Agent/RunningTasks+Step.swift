@@ -158,10 +158,20 @@ extension RunningTasks {
                 } else if sameState {
                     steps.effects.append(.store(.progress(r)))
                 }
-                // Not a new state: a small file is often done before anyone could look.
-                if sameState { live.rowsChanged.insert(id) } else { live.rowsChanged.remove(id) }
+                // Told on the progress wake, not now: a row changed in place (a small file is often
+                // done before anyone could look), and a start once it has run for a while
+                // (`LiveChanges.startToldAfter`). Any other new state at once.
+                if sameState {
+                    live.rowsChanged.insert(id)
+                } else if r.state == .running {
+                    live.startsUntold[id] = ctx.now
+                } else {
+                    live.rowsChanged.remove(id)
+                    live.startsUntold[id] = nil
+                }
                 steps.effects.append(
-                    sameState ? Self.launcherWake(ctx.now) : .taskChanged(id, r.state, app: ctx.app(r.session)))
+                    r.state == .running
+                        ? Self.launcherWake(ctx.now) : .taskChanged(id, r.state, app: ctx.app(r.session)))
                 // The agent's copy of a handed-over descriptor is needed no more (nor ever again).
                 if r.state.isFinal, let copy = r.uploadFile, copy.hasPrefix(ctx.settings.state.uploads) {
                     steps.effects.append(.removeFiles([copy], confined: false))
